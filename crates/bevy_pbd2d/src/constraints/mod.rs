@@ -1,0 +1,3 @@
+//! Constraints between particles.
+
+pub mod distance;

@@ -1,0 +1,217 @@
+//! The PBF density constraint ([MM13] §3, with the Akinci boundary term of [AIA+12]).
+//!
+//! Density of fluid particle i, with its own term, fluid neighbours j and boundary samples k:
+//!
+//! ```text
+//! ρᵢ = m W(0) + Σⱼ m Wᵢⱼ + Σₖ Ψₖ Wᵢₖ
+//! Cᵢ = max(ρᵢ/ρ0 − 1, 0)                                   (clamped: no surface clumping)
+//! λᵢ = −Cᵢ / (Σⱼ |∇ⱼCᵢ|² + |∇ᵢCᵢ|² + ε)                    ([MM13] eq. 11)
+//!   with ∇ⱼCᵢ = −(m/ρ0) ∇Wᵢⱼ,  ∇ᵢCᵢ = (1/ρ0)(Σⱼ m ∇Wᵢⱼ + Σₖ Ψₖ ∇Wᵢₖ)
+//! Δxᵢ = (1/ρ0) (Σⱼ m (λᵢ + λⱼ) ∇Wᵢⱼ + Σₖ Ψₖ λᵢ ∇Wᵢₖ)          ([MM13] eq. 12)
+//! ```
+//!
+//! As in the PBF demo, boundary samples enter ∇ᵢCᵢ but not the Σⱼ term (they do not move), and
+//! the masses of the general PBD form cancel because all fluid particles weigh the same.
+//! Each iteration computes ρ, C and λ for all particles (Jacobi, in parallel), then Δx, then
+//! applies Δx to particles with w > 0. The loop stops before correcting once the average
+//! density error Σᵢ max(ρᵢ − ρ0, 0)/(N ρ0) is at or below the tolerance, so the error
+//! reported is that of the final positions; at the iteration cap the error is measured once
+//! more after the last correction.
+
+use bevy::prelude::*;
+
+use crate::fluid::FluidSettings;
+use crate::kernel::CubicSpline;
+use crate::neighbors::{NeighborChunk, NeighborState};
+use crate::parallel::{CHUNK, for_chunks};
+use crate::solver::SolverState;
+use crate::stats::{Phase, PbdStats};
+
+/// Density ρᵢ (kg/m²) and Lagrange multiplier λᵢ of a fluid particle from the last density pass.
+#[derive(Reflect, Debug, Default, Clone, Copy, PartialEq)]
+pub struct DensityRow {
+    /// ρᵢ (kg/m²).
+    pub density: f32,
+    /// λᵢ.
+    pub lambda: f32,
+}
+
+/// Per-fluid-particle solver values of the current step (buffers reused between steps).
+#[derive(Resource, Reflect, Debug, Default)]
+#[reflect(Resource)]
+pub struct DensityState {
+    /// ρ and λ per fluid row.
+    pub rows: Vec<DensityRow>,
+    /// Position correction Δxᵢ (m) of the last iteration.
+    pub correction: Vec<Vec2>,
+}
+
+/// Constants of one solve.
+#[derive(Clone, Copy)]
+pub(crate) struct Fluid<'a> {
+    pub kernel: CubicSpline,
+    pub mass: f32,
+    pub rest_density: f32,
+    pub epsilon: f32,
+    pub x: &'a [Vec2],
+    pub boundary_x: &'a [Vec2],
+    pub boundary_psi: &'a [f32],
+}
+
+impl Fluid<'_> {
+    /// Density ρᵢ (kg/m²) of the fluid row `i` whose lists are `chunk`'s row `k`.
+    #[inline]
+    pub fn density(&self, chunk: &NeighborChunk, k: usize, i: usize) -> f32 {
+        let xi = self.x[i];
+        let mut fluid = self.kernel.w0();
+        for &j in chunk.fluid_of(k) {
+            fluid += self.kernel.w((xi - self.x[j as usize]).length());
+        }
+        let mut boundary = 0.0;
+        for &b in chunk.boundary_of(k) {
+            boundary += self.boundary_psi[b as usize] * self.kernel.w((xi - self.boundary_x[b as usize]).length());
+        }
+        self.mass * fluid + boundary
+    }
+
+    /// (ρᵢ, λᵢ) of row `i`.
+    #[inline]
+    fn density_and_lambda(&self, chunk: &NeighborChunk, k: usize, i: usize) -> DensityRow {
+        let density = self.density(chunk, k, i);
+        let c = (density / self.rest_density - 1.0).max(0.0);
+        if c == 0.0 {
+            return DensityRow { density, lambda: 0.0 };
+        }
+        let xi = self.x[i];
+        let scale = 1.0 / self.rest_density;
+        let mut sum_grad2 = 0.0;
+        let mut grad_i = Vec2::ZERO;
+        for &j in chunk.fluid_of(k) {
+            let grad_j = self.mass * scale * self.kernel.gradient(xi - self.x[j as usize]);
+            sum_grad2 += grad_j.length_squared();
+            grad_i += grad_j;
+        }
+        for &b in chunk.boundary_of(k) {
+            let b = b as usize;
+            grad_i += self.boundary_psi[b] * scale * self.kernel.gradient(xi - self.boundary_x[b]);
+        }
+        sum_grad2 += grad_i.length_squared();
+        DensityRow { density, lambda: -c / (sum_grad2 + self.epsilon) }
+    }
+
+    /// Δxᵢ (m) of row `i`.
+    #[inline]
+    fn correction(&self, chunk: &NeighborChunk, k: usize, i: usize, rows: &[DensityRow]) -> Vec2 {
+        let xi = self.x[i];
+        let li = rows[i].lambda;
+        let mut fluid = Vec2::ZERO;
+        for &j in chunk.fluid_of(k) {
+            let j = j as usize;
+            fluid += (li + rows[j].lambda) * self.kernel.gradient(xi - self.x[j]);
+        }
+        let mut boundary = Vec2::ZERO;
+        if li != 0.0 {
+            for &b in chunk.boundary_of(k) {
+                let b = b as usize;
+                boundary += self.boundary_psi[b] * self.kernel.gradient(xi - self.boundary_x[b]);
+            }
+        }
+        (self.mass * fluid + li * boundary) / self.rest_density
+    }
+}
+
+/// Computes ρ and λ of all fluid rows; returns Σ max(ρᵢ − ρ0, 0) (kg/m²).
+fn density_pass(fluid: &Fluid, chunks: &[NeighborChunk], rows: &mut [DensityRow]) -> f64 {
+    for_chunks(rows, |first, out| {
+        let chunk = &chunks[first / CHUNK];
+        let mut error = 0.0f64;
+        for (k, row) in out.iter_mut().enumerate() {
+            *row = fluid.density_and_lambda(chunk, k, first + k);
+            error += (row.density - fluid.rest_density).max(0.0) as f64;
+        }
+        error
+    })
+    .into_iter()
+    .sum()
+}
+
+/// Only the densities (for the final error at the iteration cap); returns Σ max(ρᵢ − ρ0, 0).
+fn density_only_pass(fluid: &Fluid, chunks: &[NeighborChunk], rows: &mut [DensityRow]) -> f64 {
+    for_chunks(rows, |first, out| {
+        let chunk = &chunks[first / CHUNK];
+        let mut error = 0.0f64;
+        for (k, row) in out.iter_mut().enumerate() {
+            row.density = fluid.density(chunk, k, first + k);
+            error += (row.density - fluid.rest_density).max(0.0) as f64;
+        }
+        error
+    })
+    .into_iter()
+    .sum()
+}
+
+/// Runs the density solve on `x[..fluid_count]`; returns (iterations, average error in %).
+pub(crate) fn solve(
+    settings: &FluidSettings,
+    state: &mut SolverState,
+    chunks: &[NeighborChunk],
+    scratch: &mut DensityState,
+) -> (u32, f32) {
+    let n = state.fluid_count;
+    if n == 0 {
+        return (0, 0.0);
+    }
+    scratch.rows.resize(n, DensityRow::default());
+    scratch.correction.resize(n, Vec2::ZERO);
+    let tolerance = settings.max_density_error_percent as f64;
+    let to_percent = 100.0 / (n as f64 * settings.rest_density as f64);
+    let mut iterations = 0;
+    let error = loop {
+        let fluid = Fluid {
+            kernel: CubicSpline::new(settings.support_radius),
+            mass: settings.particle_mass(),
+            rest_density: settings.rest_density,
+            epsilon: settings.epsilon,
+            x: &state.x[..n],
+            boundary_x: &state.boundary_x,
+            boundary_psi: &state.boundary_psi,
+        };
+        if iterations == settings.max_iterations {
+            break density_only_pass(&fluid, chunks, &mut scratch.rows) * to_percent;
+        }
+        let error = density_pass(&fluid, chunks, &mut scratch.rows) * to_percent;
+        if error <= tolerance {
+            break error;
+        }
+        let rows = &scratch.rows;
+        for_chunks(&mut scratch.correction, |first, out| {
+            let chunk = &chunks[first / CHUNK];
+            for (k, dx) in out.iter_mut().enumerate() {
+                *dx = fluid.correction(chunk, k, first + k, rows);
+            }
+        });
+        for ((x, &dx), &w) in state.x[..n].iter_mut().zip(&scratch.correction).zip(&state.w[..n]) {
+            if w > 0.0 {
+                *x += dx;
+            }
+        }
+        iterations += 1;
+    };
+    (iterations, error as f32)
+}
+
+/// [`PbdSystems::SolveConstraints`](crate::PbdSystems::SolveConstraints): the PBF density
+/// solve of all fluid particles.
+pub fn solve_density_constraints(
+    settings: Res<FluidSettings>,
+    mut state: ResMut<SolverState>,
+    neighbors: Res<NeighborState>,
+    mut scratch: ResMut<DensityState>,
+    mut stats: ResMut<PbdStats>,
+) {
+    let started = stats.begin_phase();
+    let (iterations, error) = solve(&settings, &mut state, &neighbors.chunks, &mut scratch);
+    stats.fluid_iterations = iterations;
+    stats.avg_density_error_percent = error;
+    stats.end_phase(Phase::Solve, started);
+}

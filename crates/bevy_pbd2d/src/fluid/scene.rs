@@ -1,0 +1,120 @@
+//! A builder for the PBF demo's scene: a block of fluid resting in the bottom-left of a box of
+//! boundary samples three times its size.
+
+use bevy::prelude::*;
+
+use crate::error::{PbdError, finite_vec2, in_range, particle_budget};
+use crate::fluid::{BoundaryParticle, FluidParticle, FluidSettings};
+use crate::particle::{InverseMass, Position};
+
+/// The largest width or height accepted by [`DamBreakBuilder`].
+pub const MAX_BLOCK_SIDE: u32 = 2000;
+
+/// Builds the PBF demo's dam break. With particle diameter d = 2r and a W × H block, the box
+/// is 3W × 3H samples: fluid particle (row i, column j) at
+/// (−1.5 W d + (j + 1) d + r, (i + 1) d + r); boundary samples along the bottom (y = 0) and top
+/// (y = 3H d) for columns 0 .. 3W, and left/right for rows 1 .. 3H − 1, exactly as in the demo
+/// (which leaves the two top corner samples out). Everything is shifted by `origin` (m).
+/// Defaults: 30 × 30, origin (0, 0).
+#[derive(Reflect, Debug, Clone, Copy, PartialEq)]
+pub struct DamBreakBuilder {
+    /// Fluid particles per row, 1 ..= 2000. Default 30.
+    pub width: u32,
+    /// Fluid particles per column, 1 ..= 2000. Default 30.
+    pub height: u32,
+    /// Offset of the whole scene (m). Default (0, 0): the box's floor centre.
+    pub origin: Vec2,
+}
+
+impl Default for DamBreakBuilder {
+    fn default() -> Self {
+        Self { width: 30, height: 30, origin: Vec2::ZERO }
+    }
+}
+
+/// What [`DamBreakBuilder::spawn`] created.
+#[derive(Debug, Clone, Default)]
+pub struct DamBreak {
+    /// Fluid particle entities, row-major from the bottom row.
+    pub fluid: Vec<Entity>,
+    /// Boundary sample entities.
+    pub boundary: Vec<Entity>,
+}
+
+impl DamBreakBuilder {
+    /// Checks the fields and the particle count against the budget.
+    ///
+    /// # Errors
+    /// [`PbdError`] naming the first invalid field.
+    pub fn validate(&self) -> Result<(), PbdError> {
+        in_range("fluid width", self.width, 1, MAX_BLOCK_SIDE)?;
+        in_range("fluid height", self.height, 1, MAX_BLOCK_SIDE)?;
+        let (w, h) = (self.width as u64, self.height as u64);
+        particle_budget(w * h + 6 * w + 6 * h)?;
+        finite_vec2("origin (m)", self.origin)?;
+        Ok(())
+    }
+
+    /// Fluid particle positions (m), row-major from the bottom row.
+    pub fn fluid_positions(&self, settings: &FluidSettings) -> Vec<Vec2> {
+        let r = settings.particle_radius;
+        let d = 2.0 * r;
+        let bw = 3.0 * self.width as f32;
+        let mut out = Vec::with_capacity((self.width * self.height) as usize);
+        for i in 0..self.height {
+            for j in 0..self.width {
+                out.push(self.origin + Vec2::new(-0.5 * bw * d + j as f32 * d + d + r, i as f32 * d + d + r));
+            }
+        }
+        out
+    }
+
+    /// Boundary sample positions (m), in the demo's order.
+    pub fn boundary_positions(&self, settings: &FluidSettings) -> Vec<Vec2> {
+        let d = 2.0 * settings.particle_radius;
+        let (bw, bh) = (3 * self.width, 3 * self.height);
+        let left = -0.5 * bw as f32 * d;
+        let mut out = Vec::new();
+        for j in 0..bw {
+            out.push(Vec2::new(left + j as f32 * d, 0.0));
+            out.push(Vec2::new(left + j as f32 * d, bh as f32 * d));
+        }
+        for j in 1..bh {
+            out.push(Vec2::new(left, j as f32 * d));
+            out.push(Vec2::new(left + (bw - 1) as f32 * d, j as f32 * d));
+        }
+        out.into_iter().map(|p| p + self.origin).collect()
+    }
+
+    /// Inner extent of the box, (min, max) corners (m): the region fluid particles stay in.
+    pub fn box_bounds(&self, settings: &FluidSettings) -> (Vec2, Vec2) {
+        let d = 2.0 * settings.particle_radius;
+        let (bw, bh) = (3 * self.width, 3 * self.height);
+        let left = -0.5 * bw as f32 * d;
+        (
+            self.origin + Vec2::new(left, 0.0),
+            self.origin + Vec2::new(left + (bw - 1) as f32 * d, bh as f32 * d),
+        )
+    }
+
+    /// Spawns the fluid particles (w = 1/m) and boundary samples.
+    ///
+    /// # Errors
+    /// As [`DamBreakBuilder::validate`] and [`FluidSettings::validate`]; nothing is spawned on error.
+    pub fn spawn(&self, commands: &mut Commands, settings: &FluidSettings) -> Result<DamBreak, PbdError> {
+        self.validate()?;
+        settings.validate()?;
+        let w = InverseMass::from_mass(settings.particle_mass())?;
+        let fluid = self
+            .fluid_positions(settings)
+            .into_iter()
+            .map(|p| commands.spawn((FluidParticle, Position(p), w)).id())
+            .collect();
+        let boundary = self
+            .boundary_positions(settings)
+            .into_iter()
+            .map(|p| commands.spawn((BoundaryParticle, Position(p))).id())
+            .collect();
+        Ok(DamBreak { fluid, boundary })
+    }
+}

@@ -1,0 +1,110 @@
+//! [`FluidSettings`]: the PBF parameters, with the PBF demo's defaults.
+
+use bevy::prelude::*;
+
+use crate::error::{PbdError, in_range, non_negative, positive};
+use crate::settings::MAX_ITERATIONS;
+
+/// Parameters of the Position Based Fluids solver (SI units; in 2D, densities are kg/m²).
+///
+/// Defaults are the PBF demo's: r = 0.025 m, h = 4r = 0.1 m, ρ0 = 1000 kg/m², ε = 10⁻⁶,
+/// max density error 0.1 %, at most 100 iterations, XSPH coefficient 0.05. The step size is
+/// `Time<Fixed>` (the demo uses 0.005 s; see [`set_time_step`](crate::settings::set_time_step)).
+#[derive(Resource, Reflect, Debug, Clone, Copy, PartialEq)]
+#[reflect(Resource, Default)]
+pub struct FluidSettings {
+    /// Particle radius r (m); particles are spaced 2r. Default 0.025.
+    pub particle_radius: f32,
+    /// Kernel support radius h (m), also the grid cell size. Default 0.1 (= 4r).
+    pub support_radius: f32,
+    /// Rest density ρ0 (kg/m²). Default 1000.
+    pub rest_density: f32,
+    /// Relaxation ε added to the λ denominator ([MM13] eq. 11), > 0. Default 10⁻⁶.
+    pub epsilon: f32,
+    /// The solve stops once the average density error Σᵢ max(ρᵢ − ρ0, 0)/(N ρ0) is at or below
+    /// this (%). Default 0.1.
+    pub max_density_error_percent: f32,
+    /// Iteration cap of the density solve, 1 ..= 10 000. Default 100.
+    pub max_iterations: u32,
+    /// XSPH viscosity coefficient c, 0 ..= 1. Default 0.05.
+    pub viscosity: f32,
+}
+
+impl Default for FluidSettings {
+    fn default() -> Self {
+        Self {
+            particle_radius: 0.025,
+            support_radius: 0.1,
+            rest_density: 1000.0,
+            epsilon: 1e-6,
+            max_density_error_percent: 0.1,
+            max_iterations: 100,
+            viscosity: 0.05,
+        }
+    }
+}
+
+impl FluidSettings {
+    /// Mass of every fluid particle, m = (2r)² ρ0 (kg): the area of its square times ρ0.
+    pub fn particle_mass(&self) -> f32 {
+        let d = 2.0 * self.particle_radius;
+        d * d * self.rest_density
+    }
+
+    /// Sets r and h = 4r together (the demo's ratio).
+    ///
+    /// # Errors
+    /// [`PbdError::NotPositive`] for r ≤ 0, NaN or ∞; nothing changes.
+    pub fn set_particle_radius(&mut self, radius: f32) -> Result<(), PbdError> {
+        let r = positive("particle radius (m)", radius)?;
+        self.particle_radius = r;
+        self.support_radius = 4.0 * r;
+        Ok(())
+    }
+
+    /// Sets the XSPH coefficient.
+    ///
+    /// # Errors
+    /// [`PbdError::OutOfRange`]-like [`PbdError::Negative`] outside 0 ..= 1; nothing changes.
+    pub fn set_viscosity(&mut self, viscosity: f32) -> Result<(), PbdError> {
+        let c = non_negative("viscosity", viscosity)?;
+        if c > 1.0 {
+            return Err(PbdError::OutOfRange { name: "viscosity (× 100)", value: (c * 100.0) as u64, min: 0, max: 100 });
+        }
+        self.viscosity = c;
+        Ok(())
+    }
+
+    /// Sets the tolerance (%).
+    ///
+    /// # Errors
+    /// [`PbdError::Negative`] for a negative, NaN or infinite value; nothing changes.
+    pub fn set_max_density_error_percent(&mut self, percent: f32) -> Result<(), PbdError> {
+        self.max_density_error_percent = non_negative("max density error (%)", percent)?;
+        Ok(())
+    }
+
+    /// Sets the iteration cap.
+    ///
+    /// # Errors
+    /// [`PbdError::OutOfRange`] outside 1 ..= 10 000; nothing changes.
+    pub fn set_max_iterations(&mut self, iterations: u32) -> Result<(), PbdError> {
+        self.max_iterations = in_range("max iterations", iterations, 1, MAX_ITERATIONS)?;
+        Ok(())
+    }
+
+    /// Checks every field (they are public and may be edited directly, e.g. in an inspector).
+    ///
+    /// # Errors
+    /// The first invalid field as a [`PbdError`]. The plugin skips steps while this fails.
+    pub fn validate(&self) -> Result<(), PbdError> {
+        positive("particle radius (m)", self.particle_radius)?;
+        positive("support radius (m)", self.support_radius)?;
+        positive("rest density (kg/m²)", self.rest_density)?;
+        positive("epsilon", self.epsilon)?;
+        non_negative("max density error (%)", self.max_density_error_percent)?;
+        in_range("max iterations", self.max_iterations, 1, MAX_ITERATIONS)?;
+        let mut copy = *self;
+        copy.set_viscosity(self.viscosity)
+    }
+}

@@ -1,0 +1,80 @@
+//! Time integration: prediction with symplectic Euler and the velocity update.
+//!
+//! Predict ([MHHR06] Alg. 1, lines 5–6), for particles with w > 0:
+//!
+//! ```text
+//! v* = v(t) + Δt g
+//! x* = x(t) + Δt v*
+//! ```
+//!
+//! Pinned particles (w = 0) move with their own velocity, without gravity. Held particles
+//! ([`KinematicTarget`](crate::particle::KinematicTarget)) jump to their target: x* = target,
+//! v* = (target − x)/Δt.
+//!
+//! Velocity update ([MHHR06] Alg. 1, line 12), written as the predicted velocity plus the
+//! position correction, which equals (x(t+Δt) − x(t))/Δt but leaves an uncorrected particle's
+//! velocity bitwise equal to v*:
+//!
+//! ```text
+//! v(t+Δt) = v* + (x(t+Δt) − x*)/Δt
+//! ```
+
+use bevy::prelude::*;
+
+use crate::parallel::for_chunks;
+use crate::settings::Gravity;
+use crate::solver::SolverState;
+use crate::stats::{Phase, PbdStats};
+
+/// [`PbdSystems::Predict`](crate::PbdSystems::Predict): x* and v* for every particle.
+pub fn predict(
+    time: Res<Time>,
+    gravity: Res<Gravity>,
+    mut state: ResMut<SolverState>,
+    mut stats: ResMut<PbdStats>,
+) {
+    let started = stats.begin_phase();
+    let dt = time.delta_secs();
+    let g = gravity.0;
+    let state = &mut *state;
+    predict_rows(&mut state.x, &mut state.v, &state.w, g, dt);
+    for &(row, target) in &state.kinematic_targets {
+        let i = row as usize;
+        state.v[i] = (target - state.x[i]) / dt;
+        state.x[i] = target;
+    }
+    state.x_predicted.clone_from(&state.x);
+    stats.end_phase(Phase::Predict, started);
+}
+
+fn predict_rows(x: &mut [Vec2], v: &mut [Vec2], w: &[f32], g: Vec2, dt: f32) {
+    for ((x, v), &w) in x.iter_mut().zip(v.iter_mut()).zip(w) {
+        if w > 0.0 {
+            *v += dt * g;
+        }
+        *x += dt * *v;
+    }
+}
+
+/// [`PbdSystems::UpdateVelocities`](crate::PbdSystems::UpdateVelocities):
+/// v = v* + (x − x*)/Δt for every particle.
+pub fn update_velocities(
+    time: Res<Time>,
+    mut state: ResMut<SolverState>,
+    mut stats: ResMut<PbdStats>,
+) {
+    let started = stats.begin_phase();
+    let inv_dt = 1.0 / time.delta_secs();
+    let state = &mut *state;
+    let (x, x_predicted) = (&state.x, &state.x_predicted);
+    for_chunks(&mut state.v, |first, v| {
+        for (k, v) in v.iter_mut().enumerate() {
+            let i = first + k;
+            let correction = x[i] - x_predicted[i];
+            if correction != Vec2::ZERO {
+                *v += correction * inv_dt;
+            }
+        }
+    });
+    stats.end_phase(Phase::Velocities, started);
+}

@@ -1,0 +1,38 @@
+//! Deterministic data parallelism over particle rows.
+//!
+//! Work is cut into chunks of a fixed size ([`CHUNK`]) that does not depend on the number of
+//! threads, and every per-row result depends only on that row's inputs, so results are bitwise
+//! identical whatever the thread count. Reductions combine per-chunk partial results in chunk
+//! order.
+
+use bevy::tasks::{ComputeTaskPool, ParallelSliceMut, TaskPool};
+
+/// Rows per parallel task.
+pub const CHUNK: usize = 256;
+
+/// Below this many rows work runs on the calling thread (task overhead would dominate).
+pub const SERIAL_BELOW: usize = 2 * CHUNK;
+
+/// The compute task pool (initialised with one thread when no `TaskPoolPlugin` ran, e.g. in a
+/// bare `World`).
+pub fn pool() -> &'static TaskPool {
+    ComputeTaskPool::get_or_init(TaskPool::default)
+}
+
+/// Calls `f(first_row, chunk)` for fixed-size chunks of `out`, in parallel, and returns the
+/// per-chunk results in chunk order.
+pub fn for_chunks<T, R, F>(mut out: &mut [T], f: F) -> Vec<R>
+where
+    T: Send,
+    R: Send + 'static,
+    F: Fn(usize, &mut [T]) -> R + Send + Sync,
+{
+    if out.len() < SERIAL_BELOW {
+        return out
+            .chunks_mut(CHUNK)
+            .enumerate()
+            .map(|(i, c)| f(i * CHUNK, c))
+            .collect();
+    }
+    out.par_chunk_map_mut(pool(), CHUNK, |i, c| f(i * CHUNK, c))
+}

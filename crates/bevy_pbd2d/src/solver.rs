@@ -1,0 +1,71 @@
+//! The solver's contiguous per-step data.
+//!
+//! ECS components are the source of truth between steps. At the start of each step
+//! ([`PbdSystems::Prepare`](crate::PbdSystems::Prepare)) particles are copied into the arrays of
+//! [`SolverState`]; every algorithm step works on those arrays (cache-friendly, parallel);
+//! [`PbdSystems::Writeback`](crate::PbdSystems::Writeback) copies positions and velocities back.
+//! The entity ↔ row maps are rebuilt only when particles, boundary samples or constraints are
+//! added or removed.
+
+use bevy::prelude::*;
+
+use crate::constraints::distance::DistanceRow;
+
+/// Contiguous per-step data of all particles. Rows `0..fluid_count` are fluid particles, the
+/// rest are other (cloth, rope …) particles. Boundary samples live in their own arrays.
+#[derive(Resource, Reflect, Debug, Default)]
+#[reflect(Resource)]
+pub struct SolverState {
+    /// Row → particle entity.
+    pub entities: Vec<Entity>,
+    /// Number of fluid particles (they occupy rows `0..fluid_count`).
+    pub fluid_count: usize,
+    /// Position x (m); the predicted position x* while a step runs.
+    pub x: Vec<Vec2>,
+    /// Predicted position after time integration, before any constraint correction (m).
+    pub x_predicted: Vec<Vec2>,
+    /// Velocity v (m/s); the predicted velocity v* while a step runs.
+    pub v: Vec<Vec2>,
+    /// Inverse mass w (kg⁻¹) as used in this step (0 for pinned and held particles).
+    pub w: Vec<f32>,
+    /// Held particles of this step: row and target position (m).
+    pub kinematic_targets: Vec<(u32, Vec2)>,
+    /// Distance constraints as rows into the particle arrays.
+    pub constraints: Vec<DistanceRow>,
+    /// Constraint row → constraint entity.
+    pub constraint_entities: Vec<Entity>,
+    /// Accumulated XPBD Lagrange multiplier λ per constraint (reset every step).
+    pub constraint_lambda: Vec<f32>,
+    /// Boundary sample entities, positions (m) and Akinci pseudo-masses Ψ (kg/m² · m² = kg).
+    pub boundary_entities: Vec<Entity>,
+    /// Boundary sample positions (m).
+    pub boundary_x: Vec<Vec2>,
+    /// Boundary pseudo-masses Ψ (kg).
+    pub boundary_psi: Vec<f32>,
+    /// Whether the particle rows must be rebuilt at the next step.
+    pub particles_dirty: bool,
+    /// Whether the constraint rows must be rebuilt at the next step.
+    pub constraints_dirty: bool,
+    /// Whether boundary arrays and Ψ must be rebuilt at the next step.
+    pub boundary_dirty: bool,
+}
+
+impl SolverState {
+    /// Number of particle rows.
+    pub fn len(&self) -> usize {
+        self.x.len()
+    }
+
+    /// Whether there are no particles.
+    pub fn is_empty(&self) -> bool {
+        self.x.is_empty()
+    }
+
+    /// Resizes every per-particle array to `n` rows.
+    pub(crate) fn resize_particles(&mut self, n: usize) {
+        self.x.resize(n, Vec2::ZERO);
+        self.x_predicted.resize(n, Vec2::ZERO);
+        self.v.resize(n, Vec2::ZERO);
+        self.w.resize(n, 0.0);
+    }
+}

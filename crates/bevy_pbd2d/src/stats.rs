@@ -1,0 +1,153 @@
+//! Step statistics: a [`PbdStats`] resource and Bevy [`Diagnostics`].
+
+use bevy::diagnostic::{Diagnostic, DiagnosticPath, Diagnostics, RegisterDiagnostic};
+use bevy::platform::time::Instant;
+use bevy::prelude::*;
+
+use crate::solver::SolverState;
+
+/// Wall time of one step, in ms.
+pub const STEP_TIME: DiagnosticPath = DiagnosticPath::const_new("pbd2d/step_time_ms");
+/// Constraint-solver iterations (distance: configured sweeps; fluid: iterations needed) of the last step.
+pub const ITERATIONS: DiagnosticPath = DiagnosticPath::const_new("pbd2d/iterations");
+/// Average fluid density error after the solve, in % of ρ0.
+pub const DENSITY_ERROR: DiagnosticPath = DiagnosticPath::const_new("pbd2d/density_error_percent");
+/// Largest relative stretch of a distance constraint after the solve.
+pub const MAX_STRETCH: DiagnosticPath = DiagnosticPath::const_new("pbd2d/max_relative_stretch");
+/// Number of particles (fluid, cloth, …; not boundary samples).
+pub const PARTICLES: DiagnosticPath = DiagnosticPath::const_new("pbd2d/particles");
+
+/// The parts of a step whose wall time is measured.
+#[derive(Reflect, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    /// Copying components in and out of the solver arrays, Ψ.
+    Sync,
+    /// Symplectic Euler prediction.
+    Predict,
+    /// Spatial grid and neighbour lists.
+    Neighbors,
+    /// Distance and density constraint projection.
+    Solve,
+    /// Velocity update.
+    Velocities,
+    /// XSPH viscosity.
+    Viscosity,
+}
+
+/// Wall time (ms) of each [`Phase`] in the last step.
+#[derive(Reflect, Debug, Default, Clone, Copy, PartialEq)]
+pub struct PhaseTimes {
+    /// [`Phase::Sync`], ms.
+    pub sync: f32,
+    /// [`Phase::Predict`], ms.
+    pub predict: f32,
+    /// [`Phase::Neighbors`], ms.
+    pub neighbors: f32,
+    /// [`Phase::Solve`], ms.
+    pub solve: f32,
+    /// [`Phase::Velocities`], ms.
+    pub velocities: f32,
+    /// [`Phase::Viscosity`], ms.
+    pub viscosity: f32,
+}
+
+/// Statistics of the last simulation step. Updated every fixed step; also pushed to Bevy
+/// `Diagnostics` under the `pbd2d/…` paths ([`STEP_TIME`], [`ITERATIONS`], …).
+#[derive(Resource, Reflect, Debug, Default, Clone)]
+#[reflect(Resource)]
+pub struct PbdStats {
+    /// Wall time of the last step (ms).
+    pub step_time_ms: f32,
+    /// Simulated time: sum of the Δt of all steps run (s).
+    pub sim_time: f64,
+    /// Number of steps run.
+    pub steps: u64,
+    /// Particles (cloth, fluid, …), not counting boundary samples.
+    pub particles: usize,
+    /// Fluid particles among [`PbdStats::particles`].
+    pub fluid_particles: usize,
+    /// Boundary samples.
+    pub boundary_particles: usize,
+    /// Distance constraints.
+    pub constraints: usize,
+    /// Gauss-Seidel sweeps over the distance constraints in the last step.
+    pub constraint_iterations: u32,
+    /// Density-solver iterations the last step needed.
+    pub fluid_iterations: u32,
+    /// Average density error Σ max(ρᵢ − ρ0, 0) / (N ρ0) after the last solve (%).
+    pub avg_density_error_percent: f32,
+    /// Largest |‖x₁ − x₂‖ − d|/d over distance constraints after the last solve.
+    pub max_relative_stretch: f32,
+    /// Per-phase wall times of the last step.
+    pub phases: PhaseTimes,
+    /// Why steps are currently skipped (invalid settings, Δt ≤ 0), if they are.
+    pub blocked: Option<String>,
+    #[reflect(ignore)]
+    step_started: Option<Instant>,
+}
+
+impl PbdStats {
+    /// Starts timing a phase.
+    pub fn begin_phase(&self) -> Instant {
+        Instant::now()
+    }
+
+    /// Adds the time since `started` to `phase`.
+    pub fn end_phase(&mut self, phase: Phase, started: Instant) {
+        let ms = started.elapsed().as_secs_f32() * 1e3;
+        let p = &mut self.phases;
+        *match phase {
+            Phase::Sync => &mut p.sync,
+            Phase::Predict => &mut p.predict,
+            Phase::Neighbors => &mut p.neighbors,
+            Phase::Solve => &mut p.solve,
+            Phase::Velocities => &mut p.velocities,
+            Phase::Viscosity => &mut p.viscosity,
+        } += ms;
+    }
+}
+
+/// First system of a step: resets phase timers and starts the step clock.
+pub(crate) fn begin_step(mut stats: ResMut<PbdStats>) {
+    stats.phases = PhaseTimes::default();
+    stats.step_started = Some(Instant::now());
+}
+
+/// Last system of a step: step time, counts, simulated time and diagnostics.
+pub(crate) fn end_step(
+    time: Res<Time>,
+    state: Res<SolverState>,
+    mut stats: ResMut<PbdStats>,
+    mut diagnostics: Diagnostics,
+) {
+    let stats = &mut *stats;
+    stats.step_time_ms = stats
+        .step_started
+        .take()
+        .map_or(0.0, |t| t.elapsed().as_secs_f32() * 1e3);
+    stats.sim_time += time.delta_secs_f64();
+    stats.steps += 1;
+    stats.particles = state.len();
+    stats.fluid_particles = state.fluid_count;
+    stats.boundary_particles = state.boundary_x.len();
+    stats.constraints = state.constraints.len();
+    let iterations = stats.constraint_iterations.max(stats.fluid_iterations);
+    diagnostics.add_measurement(&STEP_TIME, || stats.step_time_ms as f64);
+    diagnostics.add_measurement(&ITERATIONS, || iterations as f64);
+    diagnostics.add_measurement(&DENSITY_ERROR, || stats.avg_density_error_percent as f64);
+    diagnostics.add_measurement(&MAX_STRETCH, || stats.max_relative_stretch as f64);
+    diagnostics.add_measurement(&PARTICLES, || stats.particles as f64);
+}
+
+/// Registers the `pbd2d/…` diagnostics.
+pub(crate) fn register(app: &mut App) {
+    for (path, suffix) in [
+        (STEP_TIME, "ms"),
+        (ITERATIONS, ""),
+        (DENSITY_ERROR, "%"),
+        (MAX_STRETCH, ""),
+        (PARTICLES, ""),
+    ] {
+        app.register_diagnostic(Diagnostic::new(path).with_suffix(suffix));
+    }
+}

@@ -1,0 +1,157 @@
+//! Copying between ECS components and the solver arrays
+//! ([`PbdSystems::Prepare`](crate::PbdSystems::Prepare) and
+//! [`PbdSystems::Writeback`](crate::PbdSystems::Writeback)).
+
+use bevy::prelude::*;
+
+use crate::constraints::distance::{DistanceConstraint, DistanceRow};
+use crate::fluid::FluidParticle;
+use crate::particle::{InverseMass, KinematicTarget, Particle, Position, SolverIndex, Velocity};
+use crate::solver::SolverState;
+use crate::stats::{Phase, PbdStats};
+
+/// Observer: a particle was added or removed, or became/stopped being fluid (`B`).
+pub(crate) fn mark_particles_dirty<E: EntityEvent, B: Bundle>(_: On<E, B>, mut state: ResMut<SolverState>) {
+    state.particles_dirty = true;
+}
+
+/// Observer: a constraint was added or removed.
+pub(crate) fn mark_constraints_dirty<E: EntityEvent, B: Bundle>(_: On<E, B>, mut state: ResMut<SolverState>) {
+    state.constraints_dirty = true;
+}
+
+/// Rebuilds the particle rows (fluid first, in query order) when particles were added/removed.
+pub(crate) fn rebuild_particle_rows(
+    mut state: ResMut<SolverState>,
+    mut particles: Query<(Entity, &mut SolverIndex, Has<FluidParticle>), With<Particle>>,
+) {
+    if !state.particles_dirty {
+        return;
+    }
+    let state = &mut *state;
+    state.particles_dirty = false;
+    state.constraints_dirty = true;
+    state.entities.clear();
+    let mut others = Vec::new();
+    for (entity, _, fluid) in &particles {
+        if fluid {
+            state.entities.push(entity);
+        } else {
+            others.push(entity);
+        }
+    }
+    state.fluid_count = state.entities.len();
+    state.entities.extend(others);
+    for (row, &entity) in state.entities.iter().enumerate() {
+        if let Ok((_, mut index, _)) = particles.get_mut(entity) {
+            index.0 = row as u32;
+        }
+    }
+    let n = state.entities.len();
+    state.resize_particles(n);
+}
+
+/// Rebuilds constraint rows when constraints or particles changed; despawns constraints whose
+/// particles no longer exist.
+pub(crate) fn rebuild_constraint_rows(
+    mut commands: Commands,
+    mut state: ResMut<SolverState>,
+    constraints: Query<(Entity, &DistanceConstraint)>,
+    changed: Query<(), Changed<DistanceConstraint>>,
+    indices: Query<&SolverIndex, With<Particle>>,
+) {
+    if !state.constraints_dirty && changed.is_empty() {
+        return;
+    }
+    let state = &mut *state;
+    state.constraints_dirty = false;
+    state.constraints.clear();
+    state.constraint_entities.clear();
+    for (entity, constraint) in &constraints {
+        match indices.get_many(constraint.particles) {
+            Ok([a, b]) => {
+                state.constraints.push(DistanceRow {
+                    a: a.0,
+                    b: b.0,
+                    rest_length: constraint.rest_length,
+                    compliance: constraint.compliance,
+                });
+                state.constraint_entities.push(entity);
+            }
+            Err(_) => {
+                if constraint.particles[0] == constraint.particles[1] {
+                    warn!("DistanceConstraint {entity} joins a particle to itself; despawned");
+                }
+                commands.entity(entity).despawn();
+            }
+        }
+    }
+    let m = state.constraints.len();
+    state.constraint_lambda.resize(m, 0.0);
+}
+
+/// Copies `Position`, `Velocity`, `InverseMass` and `KinematicTarget` into the arrays.
+pub(crate) fn copy_particles_in(
+    mut state: ResMut<SolverState>,
+    mut stats: ResMut<PbdStats>,
+    particles: Query<(
+        &SolverIndex,
+        &Position,
+        &Velocity,
+        &InverseMass,
+        Option<&KinematicTarget>,
+    )>,
+    mut warned: Local<bool>,
+) {
+    let started = stats.begin_phase();
+    let state = &mut *state;
+    state.kinematic_targets.clear();
+    for (index, position, velocity, inverse_mass, target) in &particles {
+        let i = index.0 as usize;
+        if i >= state.x.len() {
+            continue;
+        }
+        state.x[i] = position.0;
+        state.v[i] = velocity.0;
+        let mut w = inverse_mass.0;
+        if !(w.is_finite() && w >= 0.0) {
+            if !*warned {
+                warn!("InverseMass {w} is negative or not finite: the particle is treated as pinned");
+                *warned = true;
+            }
+            w = 0.0;
+        }
+        state.w[i] = w;
+        if let Some(target) = target.filter(|t| t.0.is_finite()) {
+            state.w[i] = 0.0;
+            state.kinematic_targets.push((i as u32, target.0));
+        }
+    }
+    stats.end_phase(Phase::Sync, started);
+}
+
+/// Copies positions and velocities back to `Position`, `Velocity` and, where present,
+/// `Transform` (x, y; z is kept).
+pub(crate) fn copy_particles_out(
+    state: Res<SolverState>,
+    mut stats: ResMut<PbdStats>,
+    mut particles: Query<(&SolverIndex, &mut Position, &mut Velocity, Option<&mut Transform>)>,
+) {
+    let started = stats.begin_phase();
+    let state = &*state;
+    particles
+        .par_iter_mut()
+        .for_each(|(index, mut position, mut velocity, transform)| {
+            let i = index.0 as usize;
+            if i >= state.x.len() {
+                return;
+            }
+            position.0 = state.x[i];
+            velocity.0 = state.v[i];
+            if let Some(mut transform) = transform {
+                transform.translation.x = state.x[i].x;
+                transform.translation.y = state.x[i].y;
+            }
+        });
+    stats.end_phase(Phase::Sync, started);
+}
