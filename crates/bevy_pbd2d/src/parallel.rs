@@ -36,3 +36,17 @@ where
     }
     out.par_chunk_map_mut(pool(), CHUNK, |i, c| f(i * CHUNK, c))
 }
+
+/// Calls `f(index, item)` for every item, one parallel task per item (items are expected to
+/// be blocks of work, e.g. one per [`CHUNK`] rows); runs serially for fewer than two items.
+pub fn for_each_item<T, F>(mut items: &mut [T], f: F)
+where
+    T: Send,
+    F: Fn(usize, &mut T) + Send + Sync,
+{
+    if items.len() < 2 {
+        items.iter_mut().enumerate().for_each(|(i, item)| f(i, item));
+        return;
+    }
+    items.par_chunk_map_mut(pool(), 1, |i, item| f(i, &mut item[0]));
+}

@@ -1,0 +1,74 @@
+//! The dam break of the PBF demo: containment, density error, settling height, conservation.
+
+mod common;
+
+use bevy::prelude::*;
+use bevy_pbd2d::prelude::*;
+use common::*;
+
+#[test]
+fn default_dam_break_settles_correctly_in_3_seconds() {
+    let dt = 0.005;
+    let mut app = app(dt);
+    let settings = FluidSettings::default();
+    let builder = DamBreakBuilder::default();
+    let scene = spawn(&mut app, |c| builder.spawn(c, &settings).unwrap());
+    let (lo, hi) = builder.box_bounds(&settings);
+    let steps = (3.0 / dt).round() as u64;
+    let mut within_tolerance = 0;
+    let mut worst = 0.0f32;
+    for step in 0..steps {
+        run_steps(&mut app, 1);
+        let s = stats(&app);
+        assert_eq!(
+            s.fluid_particles,
+            scene.fluid.len(),
+            "particle count at step {step}"
+        );
+        if s.avg_density_error_percent <= settings.max_density_error_percent {
+            within_tolerance += 1;
+        } else {
+            worst = worst.max(s.avg_density_error_percent);
+        }
+        let x = &solver(&app).x[..s.fluid_particles];
+        for (i, p) in x.iter().enumerate() {
+            assert!(p.is_finite(), "particle {i} non-finite at step {step}");
+            assert!(
+                p.x > lo.x && p.x < hi.x && p.y > lo.y && p.y < hi.y,
+                "particle {i} at {p} left the box at step {step}"
+            );
+        }
+    }
+    let share = within_tolerance as f64 / steps as f64;
+    println!(
+        "density error within tolerance in {:.1} % of steps; worst other {worst} %",
+        100.0 * share
+    );
+    assert!(
+        share >= 0.95,
+        "only {:.1} % of steps met the tolerance (worst {worst} %)",
+        100.0 * share
+    );
+
+    // Area conservation: W·H particles of area (2r)² spread over the inner width of the box.
+    // Boundary samples have radius r: the walls' and floor's surfaces are r inside their
+    // sample centres.
+    let r = settings.particle_radius;
+    let d = 2.0 * r;
+    let inner_width = (hi.x - lo.x) - d;
+    let column = (builder.width * builder.height) as f32 * d * d / inner_width;
+    let floor = lo.y + r;
+    let mut heights: Vec<f32> = scene
+        .fluid
+        .iter()
+        .map(|&e| position(&app, e).y - floor)
+        .collect();
+    heights.sort_by(f32::total_cmp);
+    let median = heights[heights.len() / 2];
+    let expected = 0.5 * column;
+    println!("median height {median} m, expected {expected} m");
+    assert!(
+        (median - expected).abs() <= 0.05 * expected,
+        "median height {median} vs {expected}"
+    );
+}
