@@ -4,6 +4,7 @@
 use bevy::prelude::*;
 
 use crate::constraints::distance::DistanceConstraint;
+use crate::constraints::tether::LongRangeAttachment;
 use crate::error::{PbdError, in_range, non_negative, particle_budget, positive};
 use crate::particle::{InverseMass, Particle, Position};
 
@@ -29,7 +30,12 @@ impl FixedCorners {
             1 => Ok(Self::One),
             2 => Ok(Self::Two),
             4 => Ok(Self::Four),
-            _ => Err(PbdError::OutOfRange { name: "fixed particles (1, 2 or 4)", value: count as u64, min: 1, max: 4 }),
+            _ => Err(PbdError::OutOfRange {
+                name: "fixed particles (1, 2 or 4)",
+                value: count as u64,
+                min: 1,
+                max: 4,
+            }),
         }
     }
 
@@ -88,6 +94,11 @@ pub struct ClothBuilder {
     pub origin: Vec2,
     /// Compliance α of every constraint (m/N), ≥ 0. Default 0.
     pub compliance: f32,
+    /// Tether every free particle to every pinned corner with its rest distance
+    /// ([`LongRangeAttachment`]), so that the cloth does not stretch under its own weight when
+    /// few iterations are used ([`crate::constraints::tether`]). Not in the reference demo, whose
+    /// cloth visibly stretches: default `false`.
+    pub long_range_attachments: bool,
 }
 
 impl Default for ClothBuilder {
@@ -100,6 +111,7 @@ impl Default for ClothBuilder {
             fixed: FixedCorners::Two,
             origin: Vec2::ZERO,
             compliance: 0.0,
+            long_range_attachments: false,
         }
     }
 }
@@ -111,6 +123,8 @@ pub struct Cloth {
     pub particles: Vec<Entity>,
     /// Constraint entities: horizontal, then vertical, then diagonal pairs.
     pub constraints: Vec<Entity>,
+    /// Long-range attachment entities (empty unless enabled).
+    pub tethers: Vec<Entity>,
 }
 
 impl ClothBuilder {
@@ -171,7 +185,11 @@ impl ClothBuilder {
         for i in 0..self.height {
             for j in 0..self.width {
                 let index = i * self.width + j;
-                let inverse_mass = if pinned.contains(&index) { InverseMass::PINNED } else { w };
+                let inverse_mass = if pinned.contains(&index) {
+                    InverseMass::PINNED
+                } else {
+                    w
+                };
                 cloth.particles.push(
                     commands
                         .spawn((
@@ -191,6 +209,25 @@ impl ClothBuilder {
                 compliance: self.compliance,
             };
             cloth.constraints.push(commands.spawn(constraint).id());
+        }
+        if self.long_range_attachments {
+            for &pin in &pinned {
+                let anchor = self.position(pin / self.width, pin % self.width);
+                for i in 0..self.height {
+                    for j in 0..self.width {
+                        let index = i * self.width + j;
+                        if pinned.contains(&index) {
+                            continue;
+                        }
+                        let tether = LongRangeAttachment {
+                            particle: cloth.particles[index as usize],
+                            anchor: cloth.particles[pin as usize],
+                            max_distance: (self.position(i, j) - anchor).length(),
+                        };
+                        cloth.tethers.push(commands.spawn(tether).id());
+                    }
+                }
+            }
         }
         Ok(cloth)
     }
@@ -217,11 +254,26 @@ mod tests {
     #[test]
     fn invalid_input_is_refused() {
         let bad = [
-            ClothBuilder { width: 0, ..default() },
-            ClothBuilder { height: 100_000, ..default() },
-            ClothBuilder { mass: 0.0, ..default() },
-            ClothBuilder { mass: f32::NAN, ..default() },
-            ClothBuilder { spacing: -1.0, ..default() },
+            ClothBuilder {
+                width: 0,
+                ..default()
+            },
+            ClothBuilder {
+                height: 100_000,
+                ..default()
+            },
+            ClothBuilder {
+                mass: 0.0,
+                ..default()
+            },
+            ClothBuilder {
+                mass: f32::NAN,
+                ..default()
+            },
+            ClothBuilder {
+                spacing: -1.0,
+                ..default()
+            },
         ];
         for b in bad {
             assert!(b.validate().is_err(), "{b:?} accepted");

@@ -51,16 +51,20 @@ pub enum PbdError {
     },
 }
 
-/// The largest number of particles a builder will spawn (a guard against typos such as a
-/// width of 100000 in a UI field, which would exhaust memory).
-pub const MAX_PARTICLES: u64 = 4_000_000;
+/// The largest number of particles (and boundary samples) a builder will spawn: 250 000, a
+/// guard against entries such as 1000 × 1000 in a UI field, which would freeze the app for
+/// minutes. Spawn particles directly for larger scenes.
+pub const MAX_PARTICLES: u64 = 250_000;
 
 /// `Ok(value)` when finite and > 0, else [`PbdError::NotPositive`].
 pub fn positive(name: &'static str, value: f32) -> Result<f32, PbdError> {
     if value.is_finite() && value > 0.0 {
         Ok(value)
     } else {
-        Err(PbdError::NotPositive { name, value: value as f64 })
+        Err(PbdError::NotPositive {
+            name,
+            value: value as f64,
+        })
     }
 }
 
@@ -69,17 +73,30 @@ pub fn non_negative(name: &'static str, value: f32) -> Result<f32, PbdError> {
     if value.is_finite() && value >= 0.0 {
         Ok(value)
     } else {
-        Err(PbdError::Negative { name, value: value as f64 })
+        Err(PbdError::Negative {
+            name,
+            value: value as f64,
+        })
     }
 }
 
 /// `Ok(value)` when both components are finite, else [`PbdError::NotFinite`].
-pub fn finite_vec2(name: &'static str, value: bevy::math::Vec2) -> Result<bevy::math::Vec2, PbdError> {
+pub fn finite_vec2(
+    name: &'static str,
+    value: bevy::math::Vec2,
+) -> Result<bevy::math::Vec2, PbdError> {
     if value.is_finite() {
         Ok(value)
     } else {
-        let bad = if value.x.is_finite() { value.y } else { value.x };
-        Err(PbdError::NotFinite { name, value: bad as f64 })
+        let bad = if value.x.is_finite() {
+            value.y
+        } else {
+            value.x
+        };
+        Err(PbdError::NotFinite {
+            name,
+            value: bad as f64,
+        })
     }
 }
 

@@ -8,8 +8,8 @@
 //! ```
 //!
 //! Pinned particles (w = 0) move with their own velocity, without gravity. Held particles
-//! ([`KinematicTarget`](crate::particle::KinematicTarget)) jump to their target: x* = target,
-//! v* = (target − x)/Δt.
+//! ([`KinematicTarget`](crate::particle::KinematicTarget)) move toward their target, at most
+//! [`SolverSettings::max_kinematic_speed`] · Δt: x* = x + d, v* = d/Δt.
 //!
 //! Velocity update ([MHHR06] Alg. 1, line 12), written as the predicted velocity plus the
 //! position correction, which equals (x(t+Δt) − x(t))/Δt but leaves an uncorrected particle's
@@ -22,14 +22,15 @@
 use bevy::prelude::*;
 
 use crate::parallel::for_chunks;
-use crate::settings::Gravity;
+use crate::settings::{Gravity, SolverSettings};
 use crate::solver::SolverState;
-use crate::stats::{Phase, PbdStats};
+use crate::stats::{PbdStats, Phase};
 
 /// [`PbdSystems::Predict`](crate::PbdSystems::Predict): x* and v* for every particle.
 pub fn predict(
     time: Res<Time>,
     gravity: Res<Gravity>,
+    settings: Res<SolverSettings>,
     mut state: ResMut<SolverState>,
     mut stats: ResMut<PbdStats>,
 ) {
@@ -37,12 +38,12 @@ pub fn predict(
     let dt = time.delta_secs();
     let g = gravity.0;
     let state = &mut *state;
-    predict_rows(&mut state.x, &mut state.v, &state.w, g, dt);
+    let reach = settings.max_kinematic_speed * dt;
     for &(row, target) in &state.kinematic_targets {
         let i = row as usize;
-        state.v[i] = (target - state.x[i]) / dt;
-        state.x[i] = target;
+        state.v[i] = (target - state.x[i]).clamp_length_max(reach) / dt;
     }
+    predict_rows(&mut state.x, &mut state.v, &state.w, g, dt);
     state.x_predicted.clone_from(&state.x);
     stats.end_phase(Phase::Predict, started);
 }

@@ -115,14 +115,23 @@ mod tests {
         let h = 0.1;
         let k = CubicSpline::new(h);
         let e = 1e-5;
-        for &(x, y) in &[(0.01, 0.02), (0.03, -0.01), (-0.06, 0.04), (0.0, 0.09), (0.045, 0.0)] {
+        for &(x, y) in &[
+            (0.01, 0.02),
+            (0.03, -0.01),
+            (-0.06, 0.04),
+            (0.0, 0.09),
+            (0.045, 0.0),
+        ] {
             let r = Vec2::new(x, y);
             let fd = Vec2::new(
                 (k.w((r + Vec2::X * e).length()) - k.w((r - Vec2::X * e).length())) / (2.0 * e),
                 (k.w((r + Vec2::Y * e).length()) - k.w((r - Vec2::Y * e).length())) / (2.0 * e),
             );
             let g = k.gradient(r);
-            assert!((g - fd).length() <= 2e-3 * fd.length().max(1.0), "r {r}: {g} vs {fd}");
+            assert!(
+                (g - fd).length() <= 2e-3 * fd.length().max(1.0),
+                "r {r}: {g} vs {fd}"
+            );
         }
     }
 

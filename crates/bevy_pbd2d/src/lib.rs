@@ -30,6 +30,7 @@
 
 pub mod cloth;
 pub mod constraints;
+pub mod degenerate;
 pub mod error;
 pub mod fluid;
 pub mod integrator;
@@ -58,9 +59,10 @@ pub use schedule::PbdSystems;
 pub mod prelude {
     pub use crate::cloth::{ClothBuilder, FixedCorners};
     pub use crate::constraints::distance::DistanceConstraint;
+    pub use crate::constraints::tether::LongRangeAttachment;
     pub use crate::error::PbdError;
-    pub use crate::fluid::{BoundaryParticle, FluidParticle, FluidSettings, PseudoMass};
     pub use crate::fluid::scene::DamBreakBuilder;
+    pub use crate::fluid::{BoundaryParticle, FluidParticle, FluidSettings, PseudoMass};
     pub use crate::particle::{InverseMass, KinematicTarget, Particle, Position, Velocity};
     pub use crate::plugin::{PbdPlugin, PbdPlugins};
     pub use crate::schedule::PbdSystems;

@@ -30,7 +30,10 @@ impl SpatialHashGrid {
     /// NaN lands in cell (0, 0) (it is never anyone's neighbour: its distances are NaN).
     #[inline]
     fn cell(&self, p: Vec2) -> IVec2 {
-        IVec2::new((p.x * self.inv_cell).floor() as i32, (p.y * self.inv_cell).floor() as i32)
+        IVec2::new(
+            (p.x * self.inv_cell).floor() as i32,
+            (p.y * self.inv_cell).floor() as i32,
+        )
     }
 
     #[inline]
@@ -69,7 +72,13 @@ impl SpatialHashGrid {
     /// Calls `f(j, xⱼ)` for every point j with ‖p − xⱼ‖ < `radius`, where `points` are the
     /// points the grid was built from and `radius` ≤ the cell size.
     #[inline]
-    pub fn for_each_within(&self, points: &[Vec2], p: Vec2, radius: f32, mut f: impl FnMut(u32, Vec2)) {
+    pub fn for_each_within(
+        &self,
+        points: &[Vec2],
+        p: Vec2,
+        radius: f32,
+        mut f: impl FnMut(u32, Vec2),
+    ) {
         if self.entries.is_empty() {
             return;
         }
@@ -174,13 +183,17 @@ mod tests {
 
     /// Deterministic pseudo-random numbers in [0, 1).
     fn lcg(seed: &mut u64) -> f32 {
-        *seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        *seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         ((*seed >> 40) as f32) / (1u64 << 24) as f32
     }
 
     fn brute(points: &[Vec2], i: usize, h: f32) -> Vec<u32> {
         (0..points.len() as u32)
-            .filter(|&j| j as usize != i && (points[i] - points[j as usize]).length_squared() < h * h)
+            .filter(|&j| {
+                j as usize != i && (points[i] - points[j as usize]).length_squared() < h * h
+            })
             .collect()
     }
 
@@ -208,19 +221,31 @@ mod tests {
         let mut points = Vec::new();
         // Around the origin, negative and positive.
         for _ in 0..800 {
-            points.push(Vec2::new(lcg(&mut seed) * 2.0 - 1.0, lcg(&mut seed) * 2.0 - 1.0));
+            points.push(Vec2::new(
+                lcg(&mut seed) * 2.0 - 1.0,
+                lcg(&mut seed) * 2.0 - 1.0,
+            ));
         }
         // Far apart, both signs.
         for _ in 0..200 {
-            points.push(Vec2::new(lcg(&mut seed) * 2e4 - 1e4, lcg(&mut seed) * 2e4 - 1e4));
+            points.push(Vec2::new(
+                lcg(&mut seed) * 2e4 - 1e4,
+                lcg(&mut seed) * 2e4 - 1e4,
+            ));
         }
         // Far away clusters (cells with large indices).
         for _ in 0..100 {
-            points.push(Vec2::new(-5000.0 + lcg(&mut seed) * 0.2, 3000.0 + lcg(&mut seed) * 0.2));
+            points.push(Vec2::new(
+                -5000.0 + lcg(&mut seed) * 0.2,
+                3000.0 + lcg(&mut seed) * 0.2,
+            ));
         }
         // 500 particles inside one cell.
         for _ in 0..500 {
-            points.push(Vec2::new(0.31 + lcg(&mut seed) * 0.09, -0.72 + lcg(&mut seed) * 0.09));
+            points.push(Vec2::new(
+                0.31 + lcg(&mut seed) * 0.09,
+                -0.72 + lcg(&mut seed) * 0.09,
+            ));
         }
         let lists = grid_lists(&points, h);
         for (i, list) in lists.iter().enumerate() {
@@ -234,8 +259,12 @@ mod tests {
     fn chunked_lists_equal_grid_queries() {
         let h = 0.1;
         let mut seed = 3;
-        let fluid: Vec<Vec2> = (0..1000).map(|_| Vec2::new(lcg(&mut seed) - 0.5, lcg(&mut seed) - 0.5)).collect();
-        let boundary: Vec<Vec2> = (0..300).map(|_| Vec2::new(lcg(&mut seed) - 0.5, lcg(&mut seed) - 0.5)).collect();
+        let fluid: Vec<Vec2> = (0..1000)
+            .map(|_| Vec2::new(lcg(&mut seed) - 0.5, lcg(&mut seed) - 0.5))
+            .collect();
+        let boundary: Vec<Vec2> = (0..300)
+            .map(|_| Vec2::new(lcg(&mut seed) - 0.5, lcg(&mut seed) - 0.5))
+            .collect();
         let (mut fg, mut bg) = (SpatialHashGrid::default(), SpatialHashGrid::default());
         fg.build(&fluid, h);
         bg.build(&boundary, h);

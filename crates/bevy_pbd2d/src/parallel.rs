@@ -45,7 +45,10 @@ where
     F: Fn(usize, &mut T) + Send + Sync,
 {
     if items.len() < 2 {
-        items.iter_mut().enumerate().for_each(|(i, item)| f(i, item));
+        items
+            .iter_mut()
+            .enumerate()
+            .for_each(|(i, item)| f(i, item));
         return;
     }
     items.par_chunk_map_mut(pool(), 1, |i, item| f(i, &mut item[0]));

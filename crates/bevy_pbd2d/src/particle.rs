@@ -60,8 +60,9 @@ impl InverseMass {
     }
 }
 
-/// While present, the particle is held kinematic (w = 0 for the solver) and moved to this world
-/// position (m) in the next step; its velocity becomes the displacement divided by the step, so
+/// While present, the particle is held kinematic (w = 0 for the solver) and moved toward this
+/// world position (m), at most [`SolverSettings::max_kinematic_speed`](crate::settings::SolverSettings)
+/// per second; its velocity becomes the displacement divided by the step, so
 /// on removal the particle keeps the velocity it was moved with. Used by picking to drag
 /// particles; games can use it to animate particles.
 #[derive(Component, Reflect, Debug, Default, Clone, Copy, PartialEq, Deref, DerefMut)]

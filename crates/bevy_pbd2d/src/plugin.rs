@@ -5,6 +5,7 @@ use bevy::prelude::*;
 
 use crate::cloth::{ClothParticle, FixedCorners};
 use crate::constraints::distance::{DistanceConstraint, solve_distance_constraints};
+use crate::constraints::tether::LongRangeAttachment;
 use crate::fluid::{self, BoundaryParticle, FluidParticle, FluidSettings, PseudoMass};
 use crate::integrator::{predict, update_velocities};
 use crate::neighbors::NeighborState;
@@ -35,7 +36,9 @@ impl Default for PbdPlugin {
 impl PbdPlugin {
     /// Runs the simulation in `schedule` instead of `FixedUpdate`.
     pub fn new(schedule: impl ScheduleLabel) -> Self {
-        Self { schedule: schedule.intern() }
+        Self {
+            schedule: schedule.intern(),
+        }
     }
 }
 
@@ -59,7 +62,11 @@ fn gate_step(
     } else if !gravity.0.is_finite() {
         Some(format!("gravity {} is not finite", gravity.0))
     } else {
-        solver.validate().and(fluid.validate()).err().map(|e| e.to_string())
+        solver
+            .validate()
+            .and(fluid.validate())
+            .err()
+            .map(|e| e.to_string())
     };
     if reason != stats.blocked {
         if let Some(reason) = &reason {
@@ -80,6 +87,7 @@ impl Plugin for PbdPlugin {
             .register_type::<KinematicTarget>()
             .register_type::<SolverIndex>()
             .register_type::<DistanceConstraint>()
+            .register_type::<LongRangeAttachment>()
             .register_type::<ClothParticle>()
             .register_type::<FixedCorners>()
             .register_type::<FluidParticle>()
@@ -108,6 +116,8 @@ impl Plugin for PbdPlugin {
             .add_observer(sync::mark_particles_dirty::<Remove, FluidParticle>)
             .add_observer(sync::mark_constraints_dirty::<Add, DistanceConstraint>)
             .add_observer(sync::mark_constraints_dirty::<Remove, DistanceConstraint>)
+            .add_observer(sync::mark_constraints_dirty::<Add, LongRangeAttachment>)
+            .add_observer(sync::mark_constraints_dirty::<Remove, LongRangeAttachment>)
             .add_observer(fluid::boundary::mark_boundary_dirty::<Add, BoundaryParticle>)
             .add_observer(fluid::boundary::mark_boundary_dirty::<Remove, BoundaryParticle>);
 
@@ -144,19 +154,43 @@ impl Plugin for PbdPlugin {
                 .chain()
                 .in_set(PbdSystems::Prepare),
         )
-        .add_systems(schedule, predict.in_set(PbdSystems::Predict))
-        .add_systems(schedule, fluid::find_fluid_neighbors.in_set(PbdSystems::FindNeighbors))
         .add_systems(
             schedule,
-            (solve_distance_constraints, fluid::density::solve_density_constraints)
+            (fluid::cfl::limit_fluid_speed, predict)
+                .chain()
+                .in_set(PbdSystems::Predict),
+        )
+        .add_systems(
+            schedule,
+            fluid::find_fluid_neighbors.in_set(PbdSystems::FindNeighbors),
+        )
+        .add_systems(
+            schedule,
+            (
+                solve_distance_constraints,
+                fluid::density::solve_density_constraints,
+            )
                 .chain()
                 .in_set(PbdSystems::SolveConstraints),
         )
-        .add_systems(schedule, update_velocities.in_set(PbdSystems::UpdateVelocities))
-        .add_systems(schedule, fluid::viscosity::apply_xsph_viscosity.in_set(PbdSystems::ApplyViscosity))
         .add_systems(
             schedule,
-            (sync::copy_particles_out, stats::end_step).chain().in_set(PbdSystems::Writeback),
+            update_velocities.in_set(PbdSystems::UpdateVelocities),
+        )
+        .add_systems(
+            schedule,
+            (
+                fluid::viscosity::apply_xsph_viscosity,
+                fluid::cfl::limit_fluid_speed,
+            )
+                .chain()
+                .in_set(PbdSystems::ApplyViscosity),
+        )
+        .add_systems(
+            schedule,
+            (sync::copy_particles_out, stats::end_step)
+                .chain()
+                .in_set(PbdSystems::Writeback),
         );
     }
 }

@@ -39,11 +39,19 @@ pub struct SolverSettings {
     /// Gauss-Seidel iterations over all distance constraints per step, 1 ..= 10 000.
     /// Default 5 (the PBD demo's default).
     pub iterations: u32,
+    /// Fastest a held particle ([`KinematicTarget`](crate::particle::KinematicTarget)) moves
+    /// toward its target (m/s), > 0. Default 5 m/s. A cursor that jumps metres in one frame
+    /// would otherwise teleport the particle and drag its neighbours through each other,
+    /// folding (inverting) cloth so that distance constraints can no longer restore it.
+    pub max_kinematic_speed: f32,
 }
 
 impl Default for SolverSettings {
     fn default() -> Self {
-        Self { iterations: 5 }
+        Self {
+            iterations: 5,
+            max_kinematic_speed: 5.0,
+        }
     }
 }
 
@@ -62,7 +70,18 @@ impl SolverSettings {
     /// # Errors
     /// As [`SolverSettings::set_iterations`].
     pub fn validate(&self) -> Result<(), PbdError> {
-        in_range("iterations", self.iterations, 1, MAX_ITERATIONS).map(|_| ())
+        in_range("iterations", self.iterations, 1, MAX_ITERATIONS)?;
+        positive("max kinematic speed (m/s)", self.max_kinematic_speed)?;
+        Ok(())
+    }
+
+    /// Sets [`SolverSettings::max_kinematic_speed`] (m/s).
+    ///
+    /// # Errors
+    /// [`PbdError::NotPositive`] for 0, negative, NaN or ∞; the old value is kept.
+    pub fn set_max_kinematic_speed(&mut self, speed: f32) -> Result<(), PbdError> {
+        self.max_kinematic_speed = positive("max kinematic speed (m/s)", speed)?;
+        Ok(())
     }
 }
 

@@ -10,6 +10,7 @@
 use bevy::prelude::*;
 
 use crate::constraints::distance::DistanceRow;
+use crate::constraints::tether::TetherRow;
 
 /// Contiguous per-step data of all particles. Rows `0..fluid_count` are fluid particles, the
 /// rest are other (cloth, rope …) particles. Boundary samples live in their own arrays.
@@ -36,6 +37,8 @@ pub struct SolverState {
     pub constraint_entities: Vec<Entity>,
     /// Accumulated XPBD Lagrange multiplier λ per constraint (reset every step).
     pub constraint_lambda: Vec<f32>,
+    /// Long-range attachments as rows into the particle arrays.
+    pub tethers: Vec<TetherRow>,
     /// Boundary sample entities, positions (m) and Akinci pseudo-masses Ψ (kg/m² · m² = kg).
     pub boundary_entities: Vec<Entity>,
     /// Boundary sample positions (m).

@@ -70,6 +70,8 @@ pub struct PbdStats {
     pub boundary_particles: usize,
     /// Distance constraints.
     pub constraints: usize,
+    /// Long-range attachments (tethers).
+    pub tethers: usize,
     /// Gauss-Seidel sweeps over the distance constraints in the last step.
     pub constraint_iterations: u32,
     /// Density-solver iterations the last step needed.
@@ -131,6 +133,7 @@ pub(crate) fn end_step(
     stats.fluid_particles = state.fluid_count;
     stats.boundary_particles = state.boundary_x.len();
     stats.constraints = state.constraints.len();
+    stats.tethers = state.tethers.len();
     let iterations = stats.constraint_iterations.max(stats.fluid_iterations);
     diagnostics.add_measurement(&STEP_TIME, || stats.step_time_ms as f64);
     diagnostics.add_measurement(&ITERATIONS, || iterations as f64);

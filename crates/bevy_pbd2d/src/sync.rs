@@ -5,18 +5,25 @@
 use bevy::prelude::*;
 
 use crate::constraints::distance::{DistanceConstraint, DistanceRow};
+use crate::constraints::tether::{LongRangeAttachment, TetherRow};
 use crate::fluid::FluidParticle;
 use crate::particle::{InverseMass, KinematicTarget, Particle, Position, SolverIndex, Velocity};
 use crate::solver::SolverState;
-use crate::stats::{Phase, PbdStats};
+use crate::stats::{PbdStats, Phase};
 
 /// Observer: a particle was added or removed, or became/stopped being fluid (`B`).
-pub(crate) fn mark_particles_dirty<E: EntityEvent, B: Bundle>(_: On<E, B>, mut state: ResMut<SolverState>) {
+pub(crate) fn mark_particles_dirty<E: EntityEvent, B: Bundle>(
+    _: On<E, B>,
+    mut state: ResMut<SolverState>,
+) {
     state.particles_dirty = true;
 }
 
 /// Observer: a constraint was added or removed.
-pub(crate) fn mark_constraints_dirty<E: EntityEvent, B: Bundle>(_: On<E, B>, mut state: ResMut<SolverState>) {
+pub(crate) fn mark_constraints_dirty<E: EntityEvent, B: Bundle>(
+    _: On<E, B>,
+    mut state: ResMut<SolverState>,
+) {
     state.constraints_dirty = true;
 }
 
@@ -51,17 +58,29 @@ pub(crate) fn rebuild_particle_rows(
     state.resize_particles(n);
 }
 
-/// Rebuilds constraint rows when constraints or particles changed; despawns constraints whose
+/// Rebuilds constraint and tether rows when they or the particles changed; despawns those whose
 /// particles no longer exist.
 pub(crate) fn rebuild_constraint_rows(
     mut commands: Commands,
     mut state: ResMut<SolverState>,
     constraints: Query<(Entity, &DistanceConstraint)>,
-    changed: Query<(), Changed<DistanceConstraint>>,
+    tethers: Query<(Entity, &LongRangeAttachment)>,
+    changed: Query<(), Or<(Changed<DistanceConstraint>, Changed<LongRangeAttachment>)>>,
     indices: Query<&SolverIndex, With<Particle>>,
 ) {
     if !state.constraints_dirty && changed.is_empty() {
         return;
+    }
+    state.tethers.clear();
+    for (entity, tether) in &tethers {
+        match indices.get_many([tether.particle, tether.anchor]) {
+            Ok([p, a]) => state.tethers.push(TetherRow {
+                particle: p.0,
+                anchor: a.0,
+                max_distance: tether.max_distance,
+            }),
+            Err(_) => commands.entity(entity).despawn(),
+        }
     }
     let state = &mut *state;
     state.constraints_dirty = false;
@@ -116,7 +135,9 @@ pub(crate) fn copy_particles_in(
         let mut w = inverse_mass.0;
         if !(w.is_finite() && w >= 0.0) {
             if !*warned {
-                warn!("InverseMass {w} is negative or not finite: the particle is treated as pinned");
+                warn!(
+                    "InverseMass {w} is negative or not finite: the particle is treated as pinned"
+                );
                 *warned = true;
             }
             w = 0.0;
@@ -135,7 +156,12 @@ pub(crate) fn copy_particles_in(
 pub(crate) fn copy_particles_out(
     state: Res<SolverState>,
     mut stats: ResMut<PbdStats>,
-    mut particles: Query<(&SolverIndex, &mut Position, &mut Velocity, Option<&mut Transform>)>,
+    mut particles: Query<(
+        &SolverIndex,
+        &mut Position,
+        &mut Velocity,
+        Option<&mut Transform>,
+    )>,
 ) {
     let started = stats.begin_phase();
     let state = &*state;

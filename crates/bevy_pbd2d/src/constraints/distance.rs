@@ -18,10 +18,12 @@
 
 use bevy::prelude::*;
 
+use crate::constraints::tether::project_tethers;
+use crate::degenerate::separation_direction;
 use crate::error::{PbdError, non_negative};
 use crate::settings::SolverSettings;
 use crate::solver::SolverState;
-use crate::stats::{Phase, PbdStats};
+use crate::stats::{PbdStats, Phase};
 
 /// A distance constraint between two particle entities, on an entity of its own.
 ///
@@ -77,12 +79,6 @@ pub struct DistanceRow {
 /// Below this length (m) two particles count as coincident.
 const COINCIDENT: f32 = 1e-9;
 
-/// The direction used to separate coincident particles of constraint `k`: a golden-angle
-/// sequence, deterministic and different for neighbouring constraints.
-fn fallback_direction(k: usize) -> Vec2 {
-    Vec2::from_angle(k as f32 * 2.399_963)
-}
-
 /// One Gauss-Seidel sweep over all constraints, in order.
 pub fn project_sweep(
     x: &mut [Vec2],
@@ -104,7 +100,7 @@ pub fn project_sweep(
         let n = if length > COINCIDENT {
             delta / length
         } else {
-            fallback_direction(k)
+            separation_direction(k)
         };
         let c = length - row.rest_length;
         let d_lambda = (-c - alpha * *lambda) / denominator;
@@ -118,12 +114,15 @@ pub fn project_sweep(
 pub fn max_relative_stretch(x: &[Vec2], rows: &[DistanceRow]) -> f32 {
     rows.iter()
         .filter(|r| r.rest_length > 0.0)
-        .map(|r| ((x[r.a as usize] - x[r.b as usize]).length() - r.rest_length).abs() / r.rest_length)
+        .map(|r| {
+            ((x[r.a as usize] - x[r.b as usize]).length() - r.rest_length).abs() / r.rest_length
+        })
         .fold(0.0, f32::max)
 }
 
 /// [`PbdSystems::SolveConstraints`](crate::PbdSystems::SolveConstraints): `iterations`
-/// Gauss-Seidel sweeps over all distance constraints.
+/// Gauss-Seidel sweeps over all distance constraints, each followed by a pass over the
+/// long-range attachments ([`tether`](super::tether)).
 pub fn solve_distance_constraints(
     time: Res<Time>,
     settings: Res<SolverSettings>,
@@ -135,8 +134,30 @@ pub fn solve_distance_constraints(
     let inv_dt2 = 1.0 / (dt * dt);
     let state = &mut *state;
     state.constraint_lambda.iter_mut().for_each(|l| *l = 0.0);
-    let iterations = if state.constraints.is_empty() { 0 } else { settings.iterations };
-    for _ in 0..iterations {
+    let iterations = if state.constraints.is_empty() && state.tethers.is_empty() {
+        0
+    } else {
+        settings.iterations
+    };
+    // Held particles are moved from x(t) to x* in `iterations` equal parts, one per sweep, so
+    // that a fast drag pulls its neighbours along instead of dragging them through each other.
+    let held: Vec<(usize, Vec2, Vec2)> = state
+        .kinematic_targets
+        .iter()
+        .map(|&(row, _)| {
+            let i = row as usize;
+            (i, state.x[i] - dt * state.v[i], state.x[i])
+        })
+        .collect();
+    for k in 0..iterations {
+        let t = (k + 1) as f32 / iterations as f32;
+        for &(i, from, to) in &held {
+            state.x[i] = if k + 1 == iterations {
+                to
+            } else {
+                from.lerp(to, t)
+            };
+        }
         project_sweep(
             &mut state.x,
             &state.w,
@@ -144,6 +165,7 @@ pub fn solve_distance_constraints(
             &mut state.constraint_lambda,
             inv_dt2,
         );
+        project_tethers(&mut state.x, &state.w, &state.tethers);
     }
     stats.constraint_iterations = iterations;
     stats.max_relative_stretch = max_relative_stretch(&state.x, &state.constraints);
@@ -155,7 +177,12 @@ mod tests {
     use super::*;
 
     fn row(rest: f32) -> DistanceRow {
-        DistanceRow { a: 0, b: 1, rest_length: rest, compliance: 0.0 }
+        DistanceRow {
+            a: 0,
+            b: 1,
+            rest_length: rest,
+            compliance: 0.0,
+        }
     }
 
     #[test]
@@ -188,7 +215,10 @@ mod tests {
         let mut rigid = vec![Vec2::ZERO, Vec2::new(2.0, 0.0)];
         let mut soft = rigid.clone();
         project_sweep(&mut rigid, &[1.0, 1.0], &[row(1.0)], &mut [0.0], 1e4);
-        let soft_row = DistanceRow { compliance: 1e-4, ..row(1.0) };
+        let soft_row = DistanceRow {
+            compliance: 1e-4,
+            ..row(1.0)
+        };
         project_sweep(&mut soft, &[1.0, 1.0], &[soft_row], &mut [0.0], 1e4);
         let rigid_len = (rigid[0] - rigid[1]).length();
         let soft_len = (soft[0] - soft[1]).length();

@@ -1,3 +1,4 @@
 //! Constraints between particles.
 
 pub mod distance;
+pub mod tether;

@@ -9,15 +9,23 @@ use crate::kernel::CubicSpline;
 use crate::neighbors::{NeighborState, SpatialHashGrid};
 use crate::particle::Position;
 use crate::solver::SolverState;
-use crate::stats::{Phase, PbdStats};
+use crate::stats::{PbdStats, Phase};
 
 /// Observer: boundary samples were added or removed.
-pub(crate) fn mark_boundary_dirty<E: EntityEvent, B: Bundle>(_: On<E, B>, mut state: ResMut<SolverState>) {
+pub(crate) fn mark_boundary_dirty<E: EntityEvent, B: Bundle>(
+    _: On<E, B>,
+    mut state: ResMut<SolverState>,
+) {
     state.boundary_dirty = true;
 }
 
 /// Ψ of every sample of `points` (kg), using `grid` built over `points` with cell size h.
-pub fn pseudo_masses(points: &[Vec2], grid: &SpatialHashGrid, kernel: &CubicSpline, rest_density: f32) -> Vec<f32> {
+pub fn pseudo_masses(
+    points: &[Vec2],
+    grid: &SpatialHashGrid,
+    kernel: &CubicSpline,
+    rest_density: f32,
+) -> Vec<f32> {
     let h = kernel.support_radius();
     points
         .iter()
@@ -55,7 +63,12 @@ pub fn update_boundary(
     let h = settings.support_radius;
     neighbors.boundary_grid.build(&state.boundary_x, h);
     let kernel = CubicSpline::new(h);
-    state.boundary_psi = pseudo_masses(&state.boundary_x, &neighbors.boundary_grid, &kernel, settings.rest_density);
+    state.boundary_psi = pseudo_masses(
+        &state.boundary_x,
+        &neighbors.boundary_grid,
+        &kernel,
+        settings.rest_density,
+    );
     for (k, &entity) in state.boundary_entities.iter().enumerate() {
         if let Ok((_, _, mut psi)) = samples.get_mut(entity) {
             psi.0 = state.boundary_psi[k];
@@ -74,7 +87,9 @@ mod tests {
         // its neighbours at q = 0.5 (W = σ(6/8 − 6/4 + 1) = σ/4); samples at q = 1 contribute 0
         // and are outside the strict support. Σ W = σ (1 + 2 · 1/4) = 1.5 σ, σ = 40/(7π h²).
         let h = 0.1;
-        let points: Vec<Vec2> = (0..21).map(|i| Vec2::new(-0.5 + 0.05 * i as f32, -3.0)).collect();
+        let points: Vec<Vec2> = (0..21)
+            .map(|i| Vec2::new(-0.5 + 0.05 * i as f32, -3.0))
+            .collect();
         let mut grid = SpatialHashGrid::default();
         grid.build(&points, h);
         let kernel = CubicSpline::new(h);
@@ -82,7 +97,11 @@ mod tests {
         let sigma = 40.0 / (7.0 * core::f32::consts::PI * h * h);
         let interior = 1000.0 / (1.5 * sigma);
         let end = 1000.0 / (1.25 * sigma);
-        assert!((psi[10] - interior).abs() < 1e-3 * interior, "{} vs {interior}", psi[10]);
+        assert!(
+            (psi[10] - interior).abs() < 1e-3 * interior,
+            "{} vs {interior}",
+            psi[10]
+        );
         assert!((psi[0] - end).abs() < 1e-3 * end, "{} vs {end}", psi[0]);
     }
 }

@@ -20,12 +20,13 @@
 
 use bevy::prelude::*;
 
+use crate::degenerate::pair_direction;
 use crate::fluid::FluidSettings;
 use crate::kernel::CubicSpline;
 use crate::neighbors::{NeighborChunk, NeighborState};
 use crate::parallel::{CHUNK, for_chunks};
 use crate::solver::SolverState;
-use crate::stats::{Phase, PbdStats};
+use crate::stats::{PbdStats, Phase};
 
 /// Density ρᵢ (kg/m²) and Lagrange multiplier λᵢ of a fluid particle from the last density pass.
 #[derive(Reflect, Debug, Default, Clone, Copy, PartialEq)]
@@ -59,6 +60,20 @@ pub(crate) struct Fluid<'a> {
 }
 
 impl Fluid<'_> {
+    /// ∇Wᵢⱼ for fluid rows i ≠ j at offset r = xᵢ − xⱼ. Coincident particles (‖r‖ ≤ 10⁻⁶ h,
+    /// where ∇W has no direction) get the gradient at 2·10⁻⁶ h along an antisymmetric pair
+    /// direction, so a duplicated particle is pushed away from its twin instead of moving with it.
+    #[inline]
+    fn pair_gradient(&self, i: usize, j: usize, r: Vec2) -> Vec2 {
+        let d = r.length();
+        let tiny = 1e-6 * self.kernel.support_radius();
+        if d > tiny {
+            self.kernel.gradient_with_length(r, d)
+        } else {
+            self.kernel.gradient(2.0 * tiny * pair_direction(i, j))
+        }
+    }
+
     /// Density ρᵢ (kg/m²) of the fluid row `i` whose lists are `chunk`'s row `k`.
     #[inline]
     pub fn density(&self, chunk: &NeighborChunk, k: usize, i: usize) -> f32 {
@@ -69,7 +84,8 @@ impl Fluid<'_> {
         }
         let mut boundary = 0.0;
         for &b in chunk.boundary_of(k) {
-            boundary += self.boundary_psi[b as usize] * self.kernel.w((xi - self.boundary_x[b as usize]).length());
+            boundary += self.boundary_psi[b as usize]
+                * self.kernel.w((xi - self.boundary_x[b as usize]).length());
         }
         self.mass * fluid + boundary
     }
@@ -80,14 +96,18 @@ impl Fluid<'_> {
         let density = self.density(chunk, k, i);
         let c = (density / self.rest_density - 1.0).max(0.0);
         if c == 0.0 {
-            return DensityRow { density, lambda: 0.0 };
+            return DensityRow {
+                density,
+                lambda: 0.0,
+            };
         }
         let xi = self.x[i];
         let scale = 1.0 / self.rest_density;
         let mut sum_grad2 = 0.0;
         let mut grad_i = Vec2::ZERO;
         for &j in chunk.fluid_of(k) {
-            let grad_j = self.mass * scale * self.kernel.gradient(xi - self.x[j as usize]);
+            let j = j as usize;
+            let grad_j = self.mass * scale * self.pair_gradient(i, j, xi - self.x[j]);
             sum_grad2 += grad_j.length_squared();
             grad_i += grad_j;
         }
@@ -96,7 +116,10 @@ impl Fluid<'_> {
             grad_i += self.boundary_psi[b] * scale * self.kernel.gradient(xi - self.boundary_x[b]);
         }
         sum_grad2 += grad_i.length_squared();
-        DensityRow { density, lambda: -c / (sum_grad2 + self.epsilon) }
+        DensityRow {
+            density,
+            lambda: -c / (sum_grad2 + self.epsilon),
+        }
     }
 
     /// Δxᵢ (m) of row `i`.
@@ -107,7 +130,7 @@ impl Fluid<'_> {
         let mut fluid = Vec2::ZERO;
         for &j in chunk.fluid_of(k) {
             let j = j as usize;
-            fluid += (li + rows[j].lambda) * self.kernel.gradient(xi - self.x[j]);
+            fluid += (li + rows[j].lambda) * self.pair_gradient(i, j, xi - self.x[j]);
         }
         let mut boundary = Vec2::ZERO;
         if li != 0.0 {
@@ -190,7 +213,11 @@ pub(crate) fn solve(
                 *dx = fluid.correction(chunk, k, first + k, rows);
             }
         });
-        for ((x, &dx), &w) in state.x[..n].iter_mut().zip(&scratch.correction).zip(&state.w[..n]) {
+        for ((x, &dx), &w) in state.x[..n]
+            .iter_mut()
+            .zip(&scratch.correction)
+            .zip(&state.w[..n])
+        {
             if w > 0.0 {
                 *x += dx;
             }

@@ -10,6 +10,7 @@
 //! not corrected. Fluid does not interact with cloth particles.
 
 pub mod boundary;
+pub mod cfl;
 pub mod density;
 pub mod scene;
 pub mod settings;
@@ -22,7 +23,7 @@ pub use settings::FluidSettings;
 use crate::neighbors::{NeighborState, find_neighbors};
 use crate::particle::Particle;
 use crate::solver::SolverState;
-use crate::stats::{Phase, PbdStats};
+use crate::stats::{PbdStats, Phase};
 
 /// Marks a particle as fluid. Requires [`Particle`].
 #[derive(Component, Reflect, Debug, Default, Clone, Copy)]

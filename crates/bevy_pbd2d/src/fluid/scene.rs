@@ -28,7 +28,11 @@ pub struct DamBreakBuilder {
 
 impl Default for DamBreakBuilder {
     fn default() -> Self {
-        Self { width: 30, height: 30, origin: Vec2::ZERO }
+        Self {
+            width: 30,
+            height: 30,
+            origin: Vec2::ZERO,
+        }
     }
 }
 
@@ -63,7 +67,10 @@ impl DamBreakBuilder {
         let mut out = Vec::with_capacity((self.width * self.height) as usize);
         for i in 0..self.height {
             for j in 0..self.width {
-                out.push(self.origin + Vec2::new(-0.5 * bw * d + j as f32 * d + d + r, i as f32 * d + d + r));
+                out.push(
+                    self.origin
+                        + Vec2::new(-0.5 * bw * d + j as f32 * d + d + r, i as f32 * d + d + r),
+                );
             }
         }
         out
@@ -101,7 +108,11 @@ impl DamBreakBuilder {
     ///
     /// # Errors
     /// As [`DamBreakBuilder::validate`] and [`FluidSettings::validate`]; nothing is spawned on error.
-    pub fn spawn(&self, commands: &mut Commands, settings: &FluidSettings) -> Result<DamBreak, PbdError> {
+    pub fn spawn(
+        &self,
+        commands: &mut Commands,
+        settings: &FluidSettings,
+    ) -> Result<DamBreak, PbdError> {
         self.validate()?;
         settings.validate()?;
         let w = InverseMass::from_mass(settings.particle_mass())?;

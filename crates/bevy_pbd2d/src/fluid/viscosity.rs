@@ -22,7 +22,7 @@ use crate::kernel::CubicSpline;
 use crate::neighbors::NeighborState;
 use crate::parallel::{CHUNK, for_chunks};
 use crate::solver::SolverState;
-use crate::stats::{Phase, PbdStats};
+use crate::stats::{PbdStats, Phase};
 
 /// Scratch copy of the velocities before smoothing.
 #[derive(Resource, Reflect, Debug, Default)]
