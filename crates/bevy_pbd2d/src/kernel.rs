@@ -64,6 +64,29 @@ impl CubicSpline {
         }
     }
 
+    /// (W, ∇W) at offset r = xᵢ − xⱼ with ‖r‖ = `d`, sharing the work of both.
+    #[inline]
+    pub fn value_and_gradient(&self, r: Vec2, d: f32) -> (f32, Vec2) {
+        let q = d * self.inv_h;
+        if q > 1.0 {
+            return (0.0, Vec2::ZERO);
+        }
+        let (w, magnitude) = if q <= 0.5 {
+            let q2 = q * q;
+            (
+                self.sigma * (6.0 * q2 * q - 6.0 * q2 + 1.0),
+                self.gradient_factor * q * (3.0 * q - 2.0),
+            )
+        } else {
+            let a = 1.0 - q;
+            (self.sigma * 2.0 * a * a * a, -self.gradient_factor * a * a)
+        };
+        if q <= 1e-6 {
+            return (w, Vec2::ZERO);
+        }
+        (w, r * (magnitude / d))
+    }
+
     /// ∇W with respect to xᵢ for r = xᵢ − xⱼ (1/m³). Zero for ‖r‖ ≤ 10⁻⁶ h (no direction) and
     /// for ‖r‖ > h.
     #[inline]
@@ -132,6 +155,23 @@ mod tests {
                 (g - fd).length() <= 2e-3 * fd.length().max(1.0),
                 "r {r}: {g} vs {fd}"
             );
+        }
+    }
+
+    #[test]
+    fn value_and_gradient_agree_with_the_separate_functions() {
+        let k = CubicSpline::new(0.1);
+        for &(x, y) in &[
+            (0.01, 0.02),
+            (0.04, -0.03),
+            (-0.07, 0.01),
+            (0.2, 0.0),
+            (0.0, 0.0),
+        ] {
+            let r = Vec2::new(x, y);
+            let (w, g) = k.value_and_gradient(r, r.length());
+            assert_eq!(w, k.w(r.length()));
+            assert!((g - k.gradient(r)).length() <= 1e-6 * g.length().max(1.0));
         }
     }
 

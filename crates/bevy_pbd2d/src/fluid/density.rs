@@ -60,17 +60,19 @@ pub(crate) struct Fluid<'a> {
 }
 
 impl Fluid<'_> {
-    /// ∇Wᵢⱼ for fluid rows i ≠ j at offset r = xᵢ − xⱼ. Coincident particles (‖r‖ ≤ 10⁻⁶ h,
-    /// where ∇W has no direction) get the gradient at 2·10⁻⁶ h along an antisymmetric pair
-    /// direction, so a duplicated particle is pushed away from its twin instead of moving with it.
+    /// Offset, distance and kernel gradient for fluid rows i ≠ j. Coincident particles
+    /// (‖r‖ ≤ 10⁻⁶ h, where ∇W has no direction) are treated as 2·10⁻⁶ h apart along an
+    /// antisymmetric pair direction, so a duplicated particle is pushed away from its twin
+    /// instead of moving with it.
     #[inline]
-    fn pair_gradient(&self, i: usize, j: usize, r: Vec2) -> Vec2 {
+    fn pair(&self, i: usize, j: usize) -> (Vec2, f32) {
+        let r = self.x[i] - self.x[j];
         let d = r.length();
         let tiny = 1e-6 * self.kernel.support_radius();
         if d > tiny {
-            self.kernel.gradient_with_length(r, d)
+            (r, d)
         } else {
-            self.kernel.gradient(2.0 * tiny * pair_direction(i, j))
+            (2.0 * tiny * pair_direction(i, j), 2.0 * tiny)
         }
     }
 
@@ -90,10 +92,30 @@ impl Fluid<'_> {
         self.mass * fluid + boundary
     }
 
-    /// (ρᵢ, λᵢ) of row `i`.
+    /// (ρᵢ, λᵢ) of row `i`, in one pass over the neighbours.
     #[inline]
     fn density_and_lambda(&self, chunk: &NeighborChunk, k: usize, i: usize) -> DensityRow {
-        let density = self.density(chunk, k, i);
+        let xi = self.x[i];
+        let mut fluid_w = self.kernel.w0();
+        let mut fluid_grad = Vec2::ZERO;
+        let mut sum_grad2 = 0.0;
+        for &j in chunk.fluid_of(k) {
+            let (r, d) = self.pair(i, j as usize);
+            let (w, grad) = self.kernel.value_and_gradient(r, d);
+            fluid_w += w;
+            fluid_grad += grad;
+            sum_grad2 += grad.length_squared();
+        }
+        let mut boundary_w = 0.0;
+        let mut boundary_grad = Vec2::ZERO;
+        for &b in chunk.boundary_of(k) {
+            let b = b as usize;
+            let r = xi - self.boundary_x[b];
+            let (w, grad) = self.kernel.value_and_gradient(r, r.length());
+            boundary_w += self.boundary_psi[b] * w;
+            boundary_grad += self.boundary_psi[b] * grad;
+        }
+        let density = self.mass * fluid_w + boundary_w;
         let c = (density / self.rest_density - 1.0).max(0.0);
         if c == 0.0 {
             return DensityRow {
@@ -101,24 +123,13 @@ impl Fluid<'_> {
                 lambda: 0.0,
             };
         }
-        let xi = self.x[i];
+        // ∇ⱼCᵢ = −(m/ρ0)∇Wᵢⱼ, ∇ᵢCᵢ = (m Σ∇Wᵢⱼ + Σ Ψₖ∇Wᵢₖ)/ρ0.
         let scale = 1.0 / self.rest_density;
-        let mut sum_grad2 = 0.0;
-        let mut grad_i = Vec2::ZERO;
-        for &j in chunk.fluid_of(k) {
-            let j = j as usize;
-            let grad_j = self.mass * scale * self.pair_gradient(i, j, xi - self.x[j]);
-            sum_grad2 += grad_j.length_squared();
-            grad_i += grad_j;
-        }
-        for &b in chunk.boundary_of(k) {
-            let b = b as usize;
-            grad_i += self.boundary_psi[b] * scale * self.kernel.gradient(xi - self.boundary_x[b]);
-        }
-        sum_grad2 += grad_i.length_squared();
+        let grad_i = (self.mass * fluid_grad + boundary_grad) * scale;
+        let sum = (self.mass * scale) * (self.mass * scale) * sum_grad2 + grad_i.length_squared();
         DensityRow {
             density,
-            lambda: -c / (sum_grad2 + self.epsilon),
+            lambda: -c / (sum + self.epsilon),
         }
     }
 
@@ -130,7 +141,11 @@ impl Fluid<'_> {
         let mut fluid = Vec2::ZERO;
         for &j in chunk.fluid_of(k) {
             let j = j as usize;
-            fluid += (li + rows[j].lambda) * self.pair_gradient(i, j, xi - self.x[j]);
+            let s = li + rows[j].lambda;
+            if s != 0.0 {
+                let (r, d) = self.pair(i, j);
+                fluid += s * self.kernel.gradient_with_length(r, d);
+            }
         }
         let mut boundary = Vec2::ZERO;
         if li != 0.0 {
