@@ -23,6 +23,8 @@ pub struct SpatialHashGrid {
     entries: Vec<u32>,
     /// Bucket of each point.
     bucket_of: Vec<u32>,
+    /// Fill cursor per bucket (scratch of `build`).
+    cursor: Vec<u32>,
 }
 
 impl SpatialHashGrid {
@@ -61,9 +63,10 @@ impl SpatialHashGrid {
         self.entries.clear();
         self.entries.resize(points.len(), 0);
         // Fill from the back of each bucket so that entries stay in index order.
-        let mut end = self.bucket_start[1..].to_vec();
+        self.cursor.clear();
+        self.cursor.extend_from_slice(&self.bucket_start[1..]);
         for (i, &b) in self.bucket_of.iter().enumerate().rev() {
-            let slot = &mut end[b as usize];
+            let slot = &mut self.cursor[b as usize];
             *slot -= 1;
             self.entries[*slot as usize] = i as u32;
         }
