@@ -1,1 +1,86 @@
-fn main() {}
+//! `bevy_pbd2d_bench`: a headless benchmark of the bevy_pbd2d plugin.
+//!
+//! Builds the reference demos' scenes (cloth, dam-break fluid) through the plugin's public API,
+//! steps a real `App` (`MinimalPlugins` + `PbdPlugin`, one fixed step per `App::update`) and
+//! prints one JSON line with the same keys as `../shared/tools/seed-bench.js` plus thread
+//! count, peak RSS, a hash of the final state and per-phase times. With `--compare-seed` it
+//! then runs `seed-bench.js` with the same parameters and prints its line and a speedup line.
+//!
+//! ```text
+//! cargo run --release -p bevy_pbd2d_bench -- cloth --steps 500 --threads 2
+//! cargo run --release -p bevy_pbd2d_bench -- fluid --width 100 --height 100 --steps 100 --compare-seed
+//! ```
+//!
+//! Exit status: 0 success, 1 the run (or the seed script) failed, 2 bad arguments.
+
+#![warn(missing_docs)]
+
+mod args;
+mod measure;
+mod report;
+mod scene;
+mod seed;
+
+use std::process::ExitCode;
+
+use args::{Command, Scene, USAGE};
+
+fn main() -> ExitCode {
+    let args = match args::parse(std::env::args().skip(1)) {
+        Ok(Command::Run(args)) => args,
+        Ok(Command::Help) => {
+            println!("{USAGE}");
+            return ExitCode::SUCCESS;
+        }
+        Err(e) => {
+            eprintln!("error: {e}\n\n{USAGE}");
+            return ExitCode::from(2);
+        }
+    };
+
+    let mut app = match scene::build_app(&args) {
+        Ok(app) => app,
+        Err(e) => {
+            eprintln!("error: {e}\n\n{USAGE}");
+            return ExitCode::from(2);
+        }
+    };
+    let measurement = match measure::run(&mut app, args.scene.warmup_steps(), args.scene.steps()) {
+        Ok(m) => m,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let world = app.world();
+    let line = match &args.scene {
+        Scene::Cloth(c) => report::cloth_line(world, c, args.threads, &measurement),
+        Scene::Fluid(f) => report::fluid_line(world, f, args.threads, &measurement),
+    };
+    println!("{line}");
+
+    if args.compare_seed {
+        if let Scene::Cloth(c) = &args.scene
+            && c.mass != 0.5
+        {
+            eprintln!(
+                "note: seed-bench.js always uses a particle mass of 0.5 kg (ours: {})",
+                c.mass
+            );
+        }
+        match seed::run_seed(&args.scene) {
+            Ok(seed_line) => {
+                println!("{seed_line}");
+                println!(
+                    "{}",
+                    seed::comparison_line(&args.scene, args.threads, &line, &seed_line)
+                );
+            }
+            Err(e) => {
+                eprintln!("error: --compare-seed: {e}");
+                return ExitCode::FAILURE;
+            }
+        }
+    }
+    ExitCode::SUCCESS
+}

@@ -1,0 +1,520 @@
+//! Command-line parsing, by hand (no argument-parsing dependency).
+//!
+//! ```text
+//! bevy_pbd2d_bench cloth [--width 40] [--height 30] [--iterations 5] [--dt 0.01] [--fixed 2]
+//!                        [--steps 500] [--mass 0.5] [--threads N] [--compare-seed]
+//! bevy_pbd2d_bench fluid [--width 30] [--height 30] [--dt 0.005] [--max-error 0.1]
+//!                        [--max-iterations 100] [--viscosity 0.05] [--steps 400]
+//!                        [--threads N] [--compare-seed]
+//! ```
+//!
+//! The defaults are those of the reference demos (and of `seed-bench.js`). Values may be given
+//! as `--flag value` or `--flag=value`; a flag given twice, an unknown flag, a flag of the other
+//! scene or a value out of range is an error.
+
+use core::fmt;
+
+/// Usage message printed with every argument error (and for `--help`).
+pub const USAGE: &str = "\
+usage: bevy_pbd2d_bench cloth [options] | fluid [options]
+
+Steps the bevy_pbd2d plugin headless (one fixed step per App::update), runs
+min(20, steps) warm-up steps, times `steps` more and prints one JSON line.
+
+cloth options (defaults: the PBD demo's):
+  --width N           particles per row, 1..=2000 (40)
+  --height N          particles per column, 1..=2000 (30)
+  --iterations N      constraint iterations per step, 1..=10000 (5)
+  --dt S              time step in seconds, > 0 (0.01)
+  --fixed N           pinned corners: 1, 2 or 4 (2)
+  --steps N           timed steps, >= 1 (500)
+  --mass KG           mass of every particle, > 0 (0.5)
+fluid options (defaults: the PBF demo's):
+  --width N           fluid particles per row, 1..=2000 (30)
+  --height N          fluid particles per column, 1..=2000 (30)
+  --dt S              time step in seconds, > 0 (0.005)
+  --max-error P       density error tolerance in percent, >= 0 (0.1)
+  --max-iterations N  density solver iteration cap, 1..=10000 (100)
+  --viscosity C       XSPH coefficient, 0..=1 (0.05)
+  --steps N           timed steps, >= 1 (400)
+common options:
+  --threads N         compute task pool threads, >= 1 (available parallelism)
+  --compare-seed      then run ../shared/tools/seed-bench.js with the same
+                      parameters (path override: PBD2D_SEED_BENCH), print its
+                      JSON line and a {\"speedup\": ...} line
+  -h, --help          this message
+
+Exit status: 0 ok, 1 run failed, 2 bad arguments.";
+
+/// An invalid command line; the message names the offending argument.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ArgError(pub String);
+
+impl fmt::Display for ArgError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for ArgError {}
+
+/// Parameters of the cloth scene (the PBD demo).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ClothArgs {
+    /// Particles per row.
+    pub width: u32,
+    /// Particles per column.
+    pub height: u32,
+    /// Constraint iterations per step.
+    pub iterations: u32,
+    /// Time step (s).
+    pub dt: f64,
+    /// Number of pinned corners: 1, 2 or 4.
+    pub fixed: u32,
+    /// Timed steps.
+    pub steps: u32,
+    /// Mass of every particle (kg).
+    pub mass: f64,
+}
+
+impl Default for ClothArgs {
+    fn default() -> Self {
+        Self {
+            width: 40,
+            height: 30,
+            iterations: 5,
+            dt: 0.01,
+            fixed: 2,
+            steps: 500,
+            mass: 0.5,
+        }
+    }
+}
+
+/// Parameters of the fluid scene (the PBF demo's dam break).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FluidArgs {
+    /// Fluid particles per row.
+    pub width: u32,
+    /// Fluid particles per column.
+    pub height: u32,
+    /// Time step (s).
+    pub dt: f64,
+    /// Density error tolerance (%).
+    pub max_error: f64,
+    /// Density solver iteration cap.
+    pub max_iterations: u32,
+    /// XSPH viscosity coefficient.
+    pub viscosity: f64,
+    /// Timed steps.
+    pub steps: u32,
+}
+
+impl Default for FluidArgs {
+    fn default() -> Self {
+        Self {
+            width: 30,
+            height: 30,
+            dt: 0.005,
+            max_error: 0.1,
+            max_iterations: 100,
+            viscosity: 0.05,
+            steps: 400,
+        }
+    }
+}
+
+/// Which scene to run, with its parameters.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Scene {
+    /// `cloth`.
+    Cloth(ClothArgs),
+    /// `fluid`.
+    Fluid(FluidArgs),
+}
+
+impl Scene {
+    /// The scene's name as on the command line and in the JSON (`"cloth"`, `"fluid"`).
+    pub fn name(&self) -> &'static str {
+        match self {
+            Scene::Cloth(_) => "cloth",
+            Scene::Fluid(_) => "fluid",
+        }
+    }
+
+    /// Timed steps.
+    pub fn steps(&self) -> u32 {
+        match self {
+            Scene::Cloth(c) => c.steps,
+            Scene::Fluid(f) => f.steps,
+        }
+    }
+
+    /// Time step (s).
+    pub fn dt(&self) -> f64 {
+        match self {
+            Scene::Cloth(c) => c.dt,
+            Scene::Fluid(f) => f.dt,
+        }
+    }
+
+    /// Untimed warm-up steps run first, as in `seed-bench.js`: min(20, steps).
+    pub fn warmup_steps(&self) -> u32 {
+        self.steps().min(20)
+    }
+}
+
+/// A complete, validated command line.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Args {
+    /// Scene and parameters.
+    pub scene: Scene,
+    /// Threads of the compute task pool.
+    pub threads: usize,
+    /// Whether to run `seed-bench.js` afterwards and print the speedup.
+    pub compare_seed: bool,
+}
+
+/// What the command line asks for.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Command {
+    /// Run a benchmark.
+    Run(Args),
+    /// Print the usage and exit successfully.
+    Help,
+}
+
+/// The largest accepted `--threads`.
+pub const MAX_THREADS: usize = 1024;
+
+/// The default thread count: the machine's available parallelism.
+pub fn default_threads() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// Parses the arguments after the program name.
+///
+/// # Errors
+/// [`ArgError`] for a missing or unknown scene, an unknown or repeated flag, a missing value
+/// or a value that does not parse or is out of range.
+pub fn parse<I, S>(args: I) -> Result<Command, ArgError>
+where
+    I: IntoIterator<Item = S>,
+    S: Into<String>,
+{
+    let mut args = args.into_iter().map(Into::into);
+    let scene_name = match args.next() {
+        None => return Err(ArgError("missing scene: cloth or fluid".into())),
+        Some(s) if s == "-h" || s == "--help" => return Ok(Command::Help),
+        Some(s) => s,
+    };
+    let mut scene = match scene_name.as_str() {
+        "cloth" => Scene::Cloth(ClothArgs::default()),
+        "fluid" => Scene::Fluid(FluidArgs::default()),
+        other => {
+            return Err(ArgError(format!(
+                "unknown scene `{other}` (expected cloth or fluid)"
+            )));
+        }
+    };
+    let mut threads = None;
+    let mut compare_seed = false;
+    let mut seen: Vec<String> = Vec::new();
+
+    while let Some(arg) = args.next() {
+        if arg == "-h" || arg == "--help" {
+            return Ok(Command::Help);
+        }
+        let Some(body) = arg.strip_prefix("--") else {
+            return Err(ArgError(format!("unexpected argument `{arg}`")));
+        };
+        let (flag, inline_value) = match body.split_once('=') {
+            Some((f, v)) => (f.to_string(), Some(v.to_string())),
+            None => (body.to_string(), None),
+        };
+        if seen.contains(&flag) {
+            return Err(ArgError(format!("--{flag} given more than once")));
+        }
+        seen.push(flag.clone());
+
+        if flag == "compare-seed" {
+            if inline_value.is_some() {
+                return Err(ArgError("--compare-seed takes no value".into()));
+            }
+            compare_seed = true;
+            continue;
+        }
+        let value = match inline_value {
+            Some(v) => v,
+            None => args
+                .next()
+                .ok_or_else(|| ArgError(format!("--{flag} needs a value")))?,
+        };
+        let v = Value {
+            flag: &flag,
+            text: &value,
+        };
+        match (&mut scene, flag.as_str()) {
+            (_, "threads") => threads = Some(v.int(1, MAX_THREADS as u64)? as usize),
+            (Scene::Cloth(c), "width") => c.width = v.int(1, 2000)? as u32,
+            (Scene::Cloth(c), "height") => c.height = v.int(1, 2000)? as u32,
+            (Scene::Cloth(c), "iterations") => c.iterations = v.int(1, 10_000)? as u32,
+            (Scene::Cloth(c), "dt") => c.dt = v.positive()?,
+            (Scene::Cloth(c), "fixed") => {
+                c.fixed = v.int(1, 4)? as u32;
+                if c.fixed == 3 {
+                    return Err(ArgError("--fixed must be 1, 2 or 4 (got 3)".into()));
+                }
+            }
+            (Scene::Cloth(c), "steps") => c.steps = v.int(1, u32::MAX as u64)? as u32,
+            (Scene::Cloth(c), "mass") => c.mass = v.positive()?,
+            (Scene::Fluid(f), "width") => f.width = v.int(1, 2000)? as u32,
+            (Scene::Fluid(f), "height") => f.height = v.int(1, 2000)? as u32,
+            (Scene::Fluid(f), "dt") => f.dt = v.positive()?,
+            (Scene::Fluid(f), "max-error") => f.max_error = v.float_in(0.0, f64::MAX)?,
+            (Scene::Fluid(f), "max-iterations") => f.max_iterations = v.int(1, 10_000)? as u32,
+            (Scene::Fluid(f), "viscosity") => f.viscosity = v.float_in(0.0, 1.0)?,
+            (Scene::Fluid(f), "steps") => f.steps = v.int(1, u32::MAX as u64)? as u32,
+            (s, _) => {
+                return Err(ArgError(format!(
+                    "unknown option --{flag} for scene {}",
+                    s.name()
+                )));
+            }
+        }
+    }
+    Ok(Command::Run(Args {
+        scene,
+        threads: threads.unwrap_or_else(default_threads),
+        compare_seed,
+    }))
+}
+
+/// The value of one flag, for typed parsing with range checks.
+struct Value<'a> {
+    flag: &'a str,
+    text: &'a str,
+}
+
+impl Value<'_> {
+    fn error(&self, expected: &str) -> ArgError {
+        ArgError(format!(
+            "--{} expects {expected} (got `{}`)",
+            self.flag, self.text
+        ))
+    }
+
+    /// An integer in `min..=max`.
+    fn int(&self, min: u64, max: u64) -> Result<u64, ArgError> {
+        let expected = if max == u32::MAX as u64 || max == u64::MAX {
+            format!("an integer >= {min}")
+        } else {
+            format!("an integer in {min}..={max}")
+        };
+        match self.text.parse::<u64>() {
+            Ok(n) if (min..=max).contains(&n) => Ok(n),
+            _ => Err(self.error(&expected)),
+        }
+    }
+
+    /// A finite number > 0.
+    fn positive(&self) -> Result<f64, ArgError> {
+        match self.text.parse::<f64>() {
+            Ok(x) if x.is_finite() && x > 0.0 => Ok(x),
+            _ => Err(self.error("a finite number > 0")),
+        }
+    }
+
+    /// A finite number in `min..=max`.
+    fn float_in(&self, min: f64, max: f64) -> Result<f64, ArgError> {
+        let expected = if max == f64::MAX {
+            format!("a finite number >= {min}")
+        } else {
+            format!("a number in {min}..={max}")
+        };
+        match self.text.parse::<f64>() {
+            Ok(x) if x.is_finite() && (min..=max).contains(&x) => Ok(x),
+            _ => Err(self.error(&expected)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(args: &[&str]) -> Args {
+        match parse(args.iter().copied()) {
+            Ok(Command::Run(a)) => a,
+            other => panic!("{args:?} gave {other:?}"),
+        }
+    }
+
+    fn error(args: &[&str]) -> String {
+        match parse(args.iter().copied()) {
+            Err(e) => e.0,
+            Ok(c) => panic!("{args:?} accepted as {c:?}"),
+        }
+    }
+
+    #[test]
+    fn defaults_are_the_seeds() {
+        let a = run(&["cloth"]);
+        assert_eq!(a.scene, Scene::Cloth(ClothArgs::default()));
+        assert_eq!(
+            ClothArgs::default(),
+            ClothArgs {
+                width: 40,
+                height: 30,
+                iterations: 5,
+                dt: 0.01,
+                fixed: 2,
+                steps: 500,
+                mass: 0.5
+            }
+        );
+        assert!(!a.compare_seed);
+        assert_eq!(a.threads, default_threads());
+        let f = run(&["fluid"]);
+        assert_eq!(
+            f.scene,
+            Scene::Fluid(FluidArgs {
+                width: 30,
+                height: 30,
+                dt: 0.005,
+                max_error: 0.1,
+                max_iterations: 100,
+                viscosity: 0.05,
+                steps: 400
+            })
+        );
+        assert_eq!(f.scene.warmup_steps(), 20);
+    }
+
+    #[test]
+    fn all_flags_are_read() {
+        let a = run(&[
+            "cloth",
+            "--width",
+            "10",
+            "--height=7",
+            "--iterations",
+            "3",
+            "--dt",
+            "0.02",
+            "--fixed",
+            "4",
+            "--steps",
+            "9",
+            "--mass",
+            "2",
+            "--threads",
+            "3",
+            "--compare-seed",
+        ]);
+        assert_eq!(
+            a,
+            Args {
+                scene: Scene::Cloth(ClothArgs {
+                    width: 10,
+                    height: 7,
+                    iterations: 3,
+                    dt: 0.02,
+                    fixed: 4,
+                    steps: 9,
+                    mass: 2.0
+                }),
+                threads: 3,
+                compare_seed: true,
+            }
+        );
+        assert_eq!(a.scene.warmup_steps(), 9);
+        let f = run(&[
+            "fluid",
+            "--width",
+            "32",
+            "--height",
+            "33",
+            "--dt",
+            "0.004",
+            "--max-error",
+            "0",
+            "--max-iterations",
+            "7",
+            "--viscosity",
+            "1",
+            "--steps",
+            "60",
+            "--threads",
+            "1",
+        ]);
+        assert_eq!(
+            f.scene,
+            Scene::Fluid(FluidArgs {
+                width: 32,
+                height: 33,
+                dt: 0.004,
+                max_error: 0.0,
+                max_iterations: 7,
+                viscosity: 1.0,
+                steps: 60
+            })
+        );
+        assert_eq!(f.threads, 1);
+    }
+
+    #[test]
+    fn help() {
+        assert_eq!(parse(["--help"]), Ok(Command::Help));
+        assert_eq!(parse(["fluid", "-h"]), Ok(Command::Help));
+    }
+
+    #[test]
+    fn bad_arguments_are_errors() {
+        let cases: &[&[&str]] = &[
+            &[],
+            &["water"],
+            &["cloth", "--width"],
+            &["cloth", "--width", "0"],
+            &["cloth", "--width", "2001"],
+            &["cloth", "--width", "-3"],
+            &["cloth", "--width", "4.5"],
+            &["cloth", "--width", "abc"],
+            &["cloth", "--width", "10", "--width", "12"],
+            &["cloth", "--dt", "0"],
+            &["cloth", "--dt", "-0.01"],
+            &["cloth", "--dt", "NaN"],
+            &["cloth", "--dt", "inf"],
+            &["cloth", "--fixed", "3"],
+            &["cloth", "--fixed", "5"],
+            &["cloth", "--fixed", "0"],
+            &["cloth", "--iterations", "0"],
+            &["cloth", "--steps", "0"],
+            &["cloth", "--mass", "0"],
+            &["cloth", "--viscosity", "0.1"],
+            &["cloth", "--max-error", "0.1"],
+            &["cloth", "--threads", "0"],
+            &["cloth", "--threads", "99999"],
+            &["cloth", "40"],
+            &["cloth", "--bogus", "1"],
+            &["cloth", "--compare-seed=yes"],
+            &["cloth", "--compare-seed", "--compare-seed"],
+            &["fluid", "--iterations", "5"],
+            &["fluid", "--fixed", "2"],
+            &["fluid", "--mass", "1"],
+            &["fluid", "--viscosity", "1.5"],
+            &["fluid", "--viscosity", "-0.1"],
+            &["fluid", "--max-error", "-1"],
+            &["fluid", "--max-iterations", "0"],
+            &["fluid", "--max-iterations", "10001"],
+            &["fluid", "--steps", "-1"],
+            &["fluid", "--dt="],
+        ];
+        for case in cases {
+            let message = error(case);
+            assert!(!message.is_empty(), "{case:?}");
+        }
+        assert!(error(&["cloth", "--width", "0"]).contains("--width"));
+        assert!(error(&["fluid", "--iterations", "5"]).contains("fluid"));
+    }
+}

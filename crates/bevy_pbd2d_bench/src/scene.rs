@@ -1,0 +1,114 @@
+//! Building the headless [`App`] and the seeds' scenes through the plugin's public API.
+//!
+//! The app is what the demos run minus rendering: `MinimalPlugins` (with the compute task pool
+//! sized by `--threads`) and `PbdPlugin::default()` in `FixedUpdate`. `Time<Fixed>` is set to
+//! Δt with [`set_time_step`] and time advances by exactly that timestep per `App::update`
+//! ([`TimeUpdateStrategy::ManualDuration`]), so every update after the first runs one fixed step
+//! (the first update only starts the clock).
+
+use core::time::Duration;
+
+use bevy::app::{TaskPoolOptions, TaskPoolPlugin, TaskPoolThreadAssignmentPolicy};
+use bevy::prelude::*;
+use bevy::time::TimeUpdateStrategy;
+use bevy_pbd2d::cloth::ClothBuilder;
+use bevy_pbd2d::error::PbdError;
+use bevy_pbd2d::prelude::{
+    DamBreakBuilder, FixedCorners, FluidSettings, PbdPlugin, SolverSettings, set_time_step,
+};
+
+use crate::args::{Args, ClothArgs, FluidArgs, Scene};
+
+/// Task pool options with exactly `threads` compute threads (one IO and one async-compute
+/// thread, which the simulation does not use).
+pub fn task_pool_options(threads: usize) -> TaskPoolOptions {
+    let one = |min_threads, max_threads| TaskPoolThreadAssignmentPolicy {
+        min_threads,
+        max_threads,
+        percent: 1.0,
+        on_thread_spawn: None,
+        on_thread_destroy: None,
+    };
+    TaskPoolOptions {
+        min_total_threads: threads + 2,
+        max_total_threads: threads + 2,
+        io: one(1, 1),
+        async_compute: one(1, 1),
+        compute: one(threads, threads),
+    }
+}
+
+/// Builds the app with the scene of `args` spawned (not yet stepped: `finish` and `cleanup`
+/// have run, the first `update` will run `Startup` and start the clock).
+///
+/// # Errors
+/// [`PbdError`] when the plugin's setters or builders refuse a parameter.
+pub fn build_app(args: &Args) -> Result<App, PbdError> {
+    let mut app = App::new();
+    app.add_plugins((
+        MinimalPlugins.set(TaskPoolPlugin {
+            task_pool_options: task_pool_options(args.threads),
+        }),
+        PbdPlugin::default(),
+    ));
+
+    let world = app.world_mut();
+    let step = {
+        let mut fixed = world.resource_mut::<Time<Fixed>>();
+        set_time_step(&mut fixed, args.scene.dt() as f32)?;
+        fixed.timestep()
+    };
+    // Exactly one timestep of real (and so virtual) time per update; a Δt above the virtual
+    // clock's default 250 ms clamp must not be cut.
+    world.insert_resource(TimeUpdateStrategy::ManualDuration(step));
+    let mut virtual_time = world.resource_mut::<Time<Virtual>>();
+    let max_delta = virtual_time
+        .max_delta()
+        .max(step + Duration::from_millis(1));
+    virtual_time.set_max_delta(max_delta);
+
+    match args.scene {
+        Scene::Cloth(c) => spawn_cloth(world, &c)?,
+        Scene::Fluid(f) => spawn_fluid(world, &f)?,
+    }
+    world.flush();
+    app.finish();
+    app.cleanup();
+    Ok(app)
+}
+
+/// The PBD demo's cloth: [`ClothBuilder`] defaults (spacing 0.2 m, origin at the top-left
+/// particle) with the command line's size, mass, pinned corners and iterations.
+fn spawn_cloth(world: &mut World, c: &ClothArgs) -> Result<(), PbdError> {
+    world
+        .resource_mut::<SolverSettings>()
+        .set_iterations(c.iterations)?;
+    let builder = ClothBuilder {
+        width: c.width,
+        height: c.height,
+        mass: c.mass as f32,
+        fixed: FixedCorners::from_count(c.fixed)?,
+        ..default()
+    };
+    builder.spawn(&mut world.commands())?;
+    Ok(())
+}
+
+/// The PBF demo's dam break: [`DamBreakBuilder`] with the command line's block size and
+/// [`FluidSettings`] defaults except tolerance, iteration cap and viscosity.
+fn spawn_fluid(world: &mut World, f: &FluidArgs) -> Result<(), PbdError> {
+    let settings = {
+        let mut settings = world.resource_mut::<FluidSettings>();
+        settings.set_max_density_error_percent(f.max_error as f32)?;
+        settings.set_max_iterations(f.max_iterations)?;
+        settings.set_viscosity(f.viscosity as f32)?;
+        *settings
+    };
+    let builder = DamBreakBuilder {
+        width: f.width,
+        height: f.height,
+        ..default()
+    };
+    builder.spawn(&mut world.commands(), &settings)?;
+    Ok(())
+}
