@@ -120,6 +120,9 @@ pub struct NeighborChunk {
     pub boundary_start: Vec<u32>,
     /// Boundary sample indices.
     pub boundary: Vec<u32>,
+    /// Per-pair scratch aligned with `fluid`: the density solve stores ∇Wᵢⱼ here in its
+    /// density pass and reuses it in the correction pass of the same iteration.
+    pub gradient: Vec<Vec2>,
 }
 
 impl NeighborChunk {

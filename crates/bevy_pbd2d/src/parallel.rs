@@ -53,3 +53,26 @@ where
     }
     items.par_chunk_map_mut(pool(), 1, |i, item| f(i, &mut item[0]));
 }
+
+/// Calls `f(c, item, rows)` for every item c with its block `rows[c·CHUNK .. (c+1)·CHUNK]`, one
+/// parallel task per item, and returns the results in item order. `rows` must have at most
+/// `items.len() · CHUNK` elements.
+pub fn for_items_with_rows<A, B, R, F>(items: &mut [A], rows: &mut [B], f: F) -> Vec<R>
+where
+    A: Send,
+    B: Send,
+    R: Send + 'static,
+    F: Fn(usize, &mut A, &mut [B]) -> R + Send + Sync,
+{
+    let serial = items.len() < 2;
+    let pairs = items.iter_mut().zip(rows.chunks_mut(CHUNK)).enumerate();
+    if serial {
+        return pairs.map(|(c, (item, rows))| f(c, item, rows)).collect();
+    }
+    let f = &f;
+    pool().scope(|scope| {
+        for (c, (item, rows)) in pairs {
+            scope.spawn(async move { f(c, item, rows) });
+        }
+    })
+}

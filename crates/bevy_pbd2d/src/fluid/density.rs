@@ -24,17 +24,20 @@ use crate::degenerate::pair_direction;
 use crate::fluid::FluidSettings;
 use crate::kernel::CubicSpline;
 use crate::neighbors::{NeighborChunk, NeighborState};
-use crate::parallel::{CHUNK, for_chunks};
+use crate::parallel::{CHUNK, for_chunks, for_items_with_rows};
 use crate::solver::SolverState;
 use crate::stats::{PbdStats, Phase};
 
-/// Density ρᵢ (kg/m²) and Lagrange multiplier λᵢ of a fluid particle from the last density pass.
+/// Density ρᵢ (kg/m²), Lagrange multiplier λᵢ and boundary gradient Σₖ Ψₖ∇Wᵢₖ (kg/m³) of a
+/// fluid particle from the last density pass.
 #[derive(Reflect, Debug, Default, Clone, Copy, PartialEq)]
 pub struct DensityRow {
     /// ρᵢ (kg/m²).
     pub density: f32,
     /// λᵢ.
     pub lambda: f32,
+    /// Σₖ Ψₖ ∇Wᵢₖ over boundary neighbours (kg/m³).
+    pub boundary_gradient: Vec2,
 }
 
 /// Per-fluid-particle solver values of the current step (buffers reused between steps).
@@ -92,28 +95,34 @@ impl Fluid<'_> {
         self.mass * fluid + boundary
     }
 
-    /// (ρᵢ, λᵢ) of row `i`, in one pass over the neighbours.
+    /// (ρᵢ, λᵢ) of row `i` (the chunk's k-th), in one pass over the neighbours; stores ∇Wᵢⱼ in
+    /// the chunk's per-pair scratch for [`Fluid::correction`].
     #[inline]
-    fn density_and_lambda(&self, chunk: &NeighborChunk, k: usize, i: usize) -> DensityRow {
+    fn density_and_lambda(&self, chunk: &mut NeighborChunk, k: usize, i: usize) -> DensityRow {
         let xi = self.x[i];
         let mut fluid_w = self.kernel.w0();
         let mut fluid_grad = Vec2::ZERO;
         let mut sum_grad2 = 0.0;
-        for &j in chunk.fluid_of(k) {
+        let range = chunk.fluid_start[k] as usize..chunk.fluid_start[k + 1] as usize;
+        for (&j, stored) in chunk.fluid[range.clone()]
+            .iter()
+            .zip(&mut chunk.gradient[range])
+        {
             let (r, d) = self.pair(i, j as usize);
             let (w, grad) = self.kernel.value_and_gradient(r, d);
+            *stored = grad;
             fluid_w += w;
             fluid_grad += grad;
             sum_grad2 += grad.length_squared();
         }
         let mut boundary_w = 0.0;
-        let mut boundary_grad = Vec2::ZERO;
+        let mut boundary_gradient = Vec2::ZERO;
         for &b in chunk.boundary_of(k) {
             let b = b as usize;
             let r = xi - self.boundary_x[b];
             let (w, grad) = self.kernel.value_and_gradient(r, r.length());
             boundary_w += self.boundary_psi[b] * w;
-            boundary_grad += self.boundary_psi[b] * grad;
+            boundary_gradient += self.boundary_psi[b] * grad;
         }
         let density = self.mass * fluid_w + boundary_w;
         let c = (density / self.rest_density - 1.0).max(0.0);
@@ -121,50 +130,44 @@ impl Fluid<'_> {
             return DensityRow {
                 density,
                 lambda: 0.0,
+                boundary_gradient,
             };
         }
         // ∇ⱼCᵢ = −(m/ρ0)∇Wᵢⱼ, ∇ᵢCᵢ = (m Σ∇Wᵢⱼ + Σ Ψₖ∇Wᵢₖ)/ρ0.
         let scale = 1.0 / self.rest_density;
-        let grad_i = (self.mass * fluid_grad + boundary_grad) * scale;
+        let grad_i = (self.mass * fluid_grad + boundary_gradient) * scale;
         let sum = (self.mass * scale) * (self.mass * scale) * sum_grad2 + grad_i.length_squared();
         DensityRow {
             density,
             lambda: -c / (sum + self.epsilon),
+            boundary_gradient,
         }
     }
 
-    /// Δxᵢ (m) of row `i`.
+    /// Δxᵢ (m) of row `i` (the chunk's k-th), from the gradients the density pass of this
+    /// iteration stored.
     #[inline]
     fn correction(&self, chunk: &NeighborChunk, k: usize, i: usize, rows: &[DensityRow]) -> Vec2 {
-        let xi = self.x[i];
         let li = rows[i].lambda;
+        let range = chunk.fluid_start[k] as usize..chunk.fluid_start[k + 1] as usize;
         let mut fluid = Vec2::ZERO;
-        for &j in chunk.fluid_of(k) {
-            let j = j as usize;
-            let s = li + rows[j].lambda;
-            if s != 0.0 {
-                let (r, d) = self.pair(i, j);
-                fluid += s * self.kernel.gradient_with_length(r, d);
-            }
+        for (&j, &gradient) in chunk.fluid[range.clone()]
+            .iter()
+            .zip(&chunk.gradient[range])
+        {
+            fluid += (li + rows[j as usize].lambda) * gradient;
         }
-        let mut boundary = Vec2::ZERO;
-        if li != 0.0 {
-            for &b in chunk.boundary_of(k) {
-                let b = b as usize;
-                boundary += self.boundary_psi[b] * self.kernel.gradient(xi - self.boundary_x[b]);
-            }
-        }
-        (self.mass * fluid + li * boundary) / self.rest_density
+        (self.mass * fluid + li * rows[i].boundary_gradient) / self.rest_density
     }
 }
 
 /// Computes ρ and λ of all fluid rows; returns Σ max(ρᵢ − ρ0, 0) (kg/m²).
-fn density_pass(fluid: &Fluid, chunks: &[NeighborChunk], rows: &mut [DensityRow]) -> f64 {
-    for_chunks(rows, |first, out| {
-        let chunk = &chunks[first / CHUNK];
+fn density_pass(fluid: &Fluid, chunks: &mut [NeighborChunk], rows: &mut [DensityRow]) -> f64 {
+    for_items_with_rows(chunks, rows, |c, chunk, out| {
+        chunk.gradient.resize(chunk.fluid.len(), Vec2::ZERO);
         let mut error = 0.0f64;
         for (k, row) in out.iter_mut().enumerate() {
-            *row = fluid.density_and_lambda(chunk, k, first + k);
+            *row = fluid.density_and_lambda(chunk, k, c * CHUNK + k);
             error += (row.density - fluid.rest_density).max(0.0) as f64;
         }
         error
@@ -192,7 +195,7 @@ fn density_only_pass(fluid: &Fluid, chunks: &[NeighborChunk], rows: &mut [Densit
 pub(crate) fn solve(
     settings: &FluidSettings,
     state: &mut SolverState,
-    chunks: &[NeighborChunk],
+    chunks: &mut [NeighborChunk],
     scratch: &mut DensityState,
 ) -> (u32, f32) {
     let n = state.fluid_count;
@@ -222,8 +225,9 @@ pub(crate) fn solve(
             break error;
         }
         let rows = &scratch.rows;
+        let lists: &[NeighborChunk] = chunks;
         for_chunks(&mut scratch.correction, |first, out| {
-            let chunk = &chunks[first / CHUNK];
+            let chunk = &lists[first / CHUNK];
             for (k, dx) in out.iter_mut().enumerate() {
                 *dx = fluid.correction(chunk, k, first + k, rows);
             }
@@ -247,12 +251,12 @@ pub(crate) fn solve(
 pub fn solve_density_constraints(
     settings: Res<FluidSettings>,
     mut state: ResMut<SolverState>,
-    neighbors: Res<NeighborState>,
+    mut neighbors: ResMut<NeighborState>,
     mut scratch: ResMut<DensityState>,
     mut stats: ResMut<PbdStats>,
 ) {
     let started = stats.begin_phase();
-    let (iterations, error) = solve(&settings, &mut state, &neighbors.chunks, &mut scratch);
+    let (iterations, error) = solve(&settings, &mut state, &mut neighbors.chunks, &mut scratch);
     stats.fluid_iterations = iterations;
     stats.avg_density_error_percent = error;
     stats.end_phase(Phase::Solve, started);
