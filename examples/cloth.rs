@@ -1,4 +1,139 @@
+//! The PBD demo (`../shared/seeds/pbd.html`) in Bevy: a 40 × 30 cloth of 0.5 kg particles hanging
+//! from two corners, Δt = 0.01 s, 5 iterations, g = −9.81 m/s².
+//!
+//! `cargo run --example cloth`. Drag particles with the left mouse button, pan by dragging
+//! empty space, zoom with the wheel; the panel edits the settings live. Width, height and the
+//! number of fixed particles restart the scene; the mass applies to the running cloth.
+
+#[path = "common/mod.rs"]
+mod common;
+
 use bevy::prelude::*;
+use bevy_egui::egui;
+use bevy_pbd2d::cloth::ClothParticle;
+use bevy_pbd2d::egui_panel::{PanelSection, PbdPanel, PbdPanelAppExt, PbdRestart, field_row};
+use bevy_pbd2d::prelude::*;
+
+/// Largest cloth side the panel accepts (the builder allows up to 2000, which is 4 million
+/// particles: far too many to run interactively).
+const MAX_SIDE: u32 = 300;
+/// Mass range the panel accepts (kg).
+const MASS_RANGE: core::ops::RangeInclusive<f32> = 1e-6..=1e6;
+
+/// The cloth the scene is (re)built from.
+#[derive(Resource, Default)]
+struct ClothScene {
+    builder: ClothBuilder,
+}
+
 fn main() {
-    let _ = App::new().add_plugins((DefaultPlugins, bevy_egui::EguiPlugin::default(), bevy_inspector_egui::bevy_egui::EguiPlugin::default()));
+    let mut app = common::demo_app(&common::Demo {
+        title: "bevy_pbd2d cloth",
+        panel_title: "Position Based Dynamics",
+        pixels_per_metre: 50.0,
+        view_centre: Vec2::new(0.0, -4.0),
+        time_step: 0.01,
+    });
+    app.world_mut().resource_mut::<PbdPanel>().fluid_rows = false;
+    let mut solver = SolverSettings::default();
+    solver.set_iterations(5).expect("5 iterations are valid");
+    app.insert_resource(solver)
+        .insert_resource(Gravity(Vec2::new(0.0, -9.81)))
+        .init_resource::<ClothScene>()
+        .add_pbd_panel_rows(PanelSection::Scene, scene_rows)
+        .add_pbd_panel_rows(PanelSection::Settings, mass_row)
+        .add_systems(Startup, spawn_cloth)
+        .add_systems(
+            Update,
+            (common::despawn_scene, spawn_cloth)
+                .chain()
+                .run_if(on_message::<PbdRestart>),
+        )
+        .run();
+}
+
+fn spawn_cloth(mut commands: Commands, scene: Res<ClothScene>) {
+    if let Err(error) = scene.builder.spawn(&mut commands) {
+        error!("cannot build the cloth: {error}");
+    }
+}
+
+/// A side length for the builder, checked against the panel's limit.
+fn side(name: &str, value: u32) -> Result<u32, String> {
+    if (1..=MAX_SIDE).contains(&value) {
+        Ok(value)
+    } else {
+        Err(format!(
+            "{name} must be between 1 and {MAX_SIDE} (got {value})"
+        ))
+    }
+}
+
+/// Width, height and # fixed particles: each change rebuilds the cloth.
+fn scene_rows(
+    InMut(ui): InMut<egui::Ui>,
+    mut scene: ResMut<ClothScene>,
+    mut restart: MessageWriter<PbdRestart>,
+) {
+    let builder = scene.builder;
+    field_row(ui, "Width", builder.width, |width: u32| {
+        let next = ClothBuilder {
+            width: side("width", width)?,
+            ..builder
+        };
+        next.validate().map_err(|e| e.to_string())?;
+        scene.builder = next;
+        restart.write(PbdRestart);
+        Ok::<_, String>(())
+    });
+    field_row(ui, "Height", builder.height, |height: u32| {
+        let next = ClothBuilder {
+            height: side("height", height)?,
+            ..builder
+        };
+        next.validate().map_err(|e| e.to_string())?;
+        scene.builder = next;
+        restart.write(PbdRestart);
+        Ok::<_, String>(())
+    });
+    ui.label("# fixed particles");
+    let mut fixed = builder.fixed;
+    egui::ComboBox::from_id_salt("fixed particles")
+        .selected_text(fixed.count().to_string())
+        .show_ui(ui, |ui| {
+            for option in [FixedCorners::One, FixedCorners::Two, FixedCorners::Four] {
+                ui.selectable_value(&mut fixed, option, option.count().to_string());
+            }
+        });
+    ui.end_row();
+    if fixed != builder.fixed {
+        scene.builder.fixed = fixed;
+        restart.write(PbdRestart);
+    }
+}
+
+/// The particle mass, applied live to every non-pinned cloth particle.
+fn mass_row(
+    InMut(ui): InMut<egui::Ui>,
+    mut scene: ResMut<ClothScene>,
+    mut particles: Query<&mut InverseMass, With<ClothParticle>>,
+) {
+    let mass = scene.builder.mass;
+    field_row(ui, "Mass (kg)", mass, |mass: f32| {
+        let w = InverseMass::from_mass(mass).map_err(|e| e.to_string())?;
+        if !MASS_RANGE.contains(&mass) {
+            return Err(format!(
+                "mass must be between {} and {} kg (got {mass})",
+                MASS_RANGE.start(),
+                MASS_RANGE.end()
+            ));
+        }
+        for mut inverse_mass in &mut particles {
+            if !inverse_mass.is_pinned() {
+                *inverse_mass = w;
+            }
+        }
+        scene.builder.mass = mass;
+        Ok(())
+    });
 }

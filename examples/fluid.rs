@@ -1,4 +1,93 @@
+//! The PBF demo (`../shared/seeds/pbf.html`) in Bevy: a 30 × 30 block of water collapsing in a
+//! box of boundary samples, Δt = 0.005 s, the demo's fluid settings.
+//!
+//! `cargo run --example fluid`. Drag particles with the left mouse button, pan by dragging
+//! empty space, zoom with the wheel; the panel edits the settings live. Width and height
+//! restart the scene.
+
+#[path = "common/mod.rs"]
+mod common;
+
 use bevy::prelude::*;
+use bevy_egui::egui;
+use bevy_pbd2d::egui_panel::{PanelSection, PbdPanel, PbdPanelAppExt, PbdRestart, field_row};
+use bevy_pbd2d::prelude::*;
+
+/// Largest block side the panel accepts (the builder allows up to 2000, 4 million particles:
+/// far too many to run interactively).
+const MAX_SIDE: u32 = 200;
+
+/// The dam break the scene is (re)built from.
+#[derive(Resource, Default)]
+struct FluidScene {
+    builder: DamBreakBuilder,
+}
+
 fn main() {
-    let _ = App::new().add_plugins((DefaultPlugins, bevy_egui::EguiPlugin::default(), bevy_inspector_egui::bevy_egui::EguiPlugin::default()));
+    let mut app = common::demo_app(&common::Demo {
+        title: "bevy_pbd2d fluid",
+        panel_title: "Position Based Fluids (PBF)",
+        pixels_per_metre: 100.0,
+        view_centre: Vec2::new(0.0, 2.0),
+        time_step: 0.005,
+    });
+    app.world_mut().resource_mut::<PbdPanel>().constraint_rows = false;
+    app.insert_resource(FluidSettings::default())
+        .insert_resource(Gravity(Vec2::new(0.0, -9.81)))
+        .init_resource::<FluidScene>()
+        .add_pbd_panel_rows(PanelSection::Scene, scene_rows)
+        .add_systems(Startup, spawn_fluid)
+        .add_systems(
+            Update,
+            (common::despawn_scene, spawn_fluid)
+                .chain()
+                .run_if(on_message::<PbdRestart>),
+        )
+        .run();
+}
+
+fn spawn_fluid(mut commands: Commands, scene: Res<FluidScene>, settings: Res<FluidSettings>) {
+    if let Err(error) = scene.builder.spawn(&mut commands, &settings) {
+        error!("cannot build the dam break: {error}");
+    }
+}
+
+/// A side length for the builder, checked against the panel's limit.
+fn side(name: &str, value: u32) -> Result<u32, String> {
+    if (1..=MAX_SIDE).contains(&value) {
+        Ok(value)
+    } else {
+        Err(format!(
+            "{name} must be between 1 and {MAX_SIDE} (got {value})"
+        ))
+    }
+}
+
+/// Width and height of the block: each change rebuilds the scene.
+fn scene_rows(
+    InMut(ui): InMut<egui::Ui>,
+    mut scene: ResMut<FluidScene>,
+    mut restart: MessageWriter<PbdRestart>,
+) {
+    let builder = scene.builder;
+    field_row(ui, "Width", builder.width, |width: u32| {
+        let next = DamBreakBuilder {
+            width: side("width", width)?,
+            ..builder
+        };
+        next.validate().map_err(|e| e.to_string())?;
+        scene.builder = next;
+        restart.write(PbdRestart);
+        Ok::<_, String>(())
+    });
+    field_row(ui, "Height", builder.height, |height: u32| {
+        let next = DamBreakBuilder {
+            height: side("height", height)?,
+            ..builder
+        };
+        next.validate().map_err(|e| e.to_string())?;
+        scene.builder = next;
+        restart.write(PbdRestart);
+        Ok::<_, String>(())
+    });
 }

@@ -11,11 +11,12 @@
 //!   and three times larger,
 //! - the x axis (red) and y axis (green), 1 m long, at the origin.
 //!
-//! Everything is configured by the [`PbdDebugRender`] resource. Gizmos draw outlines; a dot of
-//! radius R is filled by drawing a circle of radius R/2 with a line R pixels wide (the width is
-//! set every frame from the camera's current zoom), so that the dots look like the demos'
-//! filled discs. Lines are drawn in the [`PbdLineGizmos`] config group, dots in
-//! [`PbdParticleGizmos`]; both can be tuned through Bevy's `GizmoConfigStore`.
+//! Everything is configured by the [`PbdDebugRender`] resource and drawn in one gizmo config
+//! group, [`PbdGizmos`], whose line width is [`PbdDebugRender::line_width`] (1 px, as the demos'
+//! canvas lines). Gizmos draw outlines only; a dot of radius R is filled with concentric rings
+//! one line width apart. One group keeps the demos' draw order: Bevy draws a group's line
+//! segments (constraints, axes) before its line strips (the rings), so dots lie on top of the
+//! constraints, and the dragged particle, drawn last, on top of everything.
 
 use bevy::camera::Camera;
 use bevy::color::palettes::css;
@@ -36,15 +37,14 @@ impl Plugin for PbdDebugRenderPlugin {
     fn build(&self, app: &mut App) {
         app.register_type::<PbdDebugRender>()
             .init_resource::<PbdDebugRender>()
-            .init_gizmo_group::<PbdLineGizmos>()
-            .init_gizmo_group::<PbdParticleGizmos>()
+            .init_gizmo_group::<PbdGizmos>()
             .add_systems(
                 PostUpdate,
                 (
-                    update_dot_width,
+                    update_line_width,
                     draw_constraints,
-                    draw_particles,
                     draw_axes,
+                    draw_particles,
                 )
                     .chain()
                     .after(TransformSystems::Propagate)
@@ -53,16 +53,12 @@ impl Plugin for PbdDebugRenderPlugin {
     }
 }
 
-/// Gizmo config group of the constraint lines and axes (line width 1 px by default).
+/// The gizmo config group everything is drawn in. Its line width is kept equal to
+/// [`PbdDebugRender::line_width`]; other settings (e.g. render layers) can be changed through
+/// Bevy's `GizmoConfigStore`.
 #[derive(Default, Reflect, GizmoConfigGroup)]
 #[reflect(Default)]
-pub struct PbdLineGizmos;
-
-/// Gizmo config group of the particle dots. Its line width is overwritten every frame when
-/// [`PbdDebugRender::filled`] is on.
-#[derive(Default, Reflect, GizmoConfigGroup)]
-#[reflect(Default)]
-pub struct PbdParticleGizmos;
+pub struct PbdGizmos;
 
 /// What [`PbdDebugRenderPlugin`] draws and how. Defaults reproduce the reference demos.
 #[derive(Resource, Reflect, Debug, Clone, PartialEq)]
@@ -96,11 +92,15 @@ pub struct PbdDebugRender {
     pub axes: bool,
     /// Length of the axes (m). Default 1.
     pub axis_length: f32,
-    /// Fill the dots (a thick circle of half the radius) instead of drawing outlines.
-    /// Default `true`.
+    /// Width of all lines (logical px), 0.5 ..= 16. Default 1 (the demos' canvas lines).
+    pub line_width: f32,
+    /// Fill the dots with concentric rings instead of drawing outlines. Default `true`.
     pub filled: bool,
-    /// Line segments per particle circle, 3 ..= 64. Default 10.
+    /// Most line segments per circle, 6 ..= 64 (small circles use fewer). Default 24.
     pub circle_resolution: u32,
+    /// Most rings per filled dot, 1 ..= 64; beyond it (when zoomed far in) the rings spread out.
+    /// Default 12.
+    pub max_rings: u32,
 }
 
 impl Default for PbdDebugRender {
@@ -120,8 +120,10 @@ impl Default for PbdDebugRender {
             dragged_scale: 3.0,
             axes: true,
             axis_length: 1.0,
+            line_width: 1.0,
             filled: true,
-            circle_resolution: 10,
+            circle_resolution: 24,
+            max_rings: 12,
         }
     }
 }
@@ -161,35 +163,31 @@ fn pixels_per_metre(cameras: &Query<(&Camera, &GlobalTransform)>) -> f32 {
     1.0
 }
 
-/// Sets the dot line width so that a circle of radius R/2 covers a disc of radius R.
-fn update_dot_width(
-    settings: Res<PbdDebugRender>,
-    fluid: Res<FluidSettings>,
-    cameras: Query<(&Camera, &GlobalTransform)>,
-    mut store: ResMut<GizmoConfigStore>,
-) {
-    let (config, _) = store.config_mut::<PbdParticleGizmos>();
-    if settings.filled {
-        let radius = fluid.particle_radius.min(settings.particle_radius);
-        let width = radius * pixels_per_metre(&cameras);
-        let width = if width.is_finite() {
-            width.clamp(1.0, 64.0)
-        } else {
-            1.0
-        };
-        if config.line.width != width {
-            config.line.width = width;
-        }
-    } else if config.line.width != 1.0 {
-        config.line.width = 1.0;
+/// Keeps the group's line width equal to [`PbdDebugRender::line_width`].
+fn update_line_width(settings: Res<PbdDebugRender>, mut store: ResMut<GizmoConfigStore>) {
+    let width = if settings.line_width.is_finite() {
+        settings.line_width.clamp(0.5, 16.0)
+    } else {
+        1.0
+    };
+    let (config, _) = store.config_mut::<PbdGizmos>();
+    if config.line.width != width {
+        config.line.width = width;
     }
+}
+
+/// Scale of the view: metres per line width, and logical pixels per metre.
+#[derive(Clone, Copy)]
+struct View {
+    line_m: f32,
+    pixels_per_metre: f32,
 }
 
 /// Draws one dot of radius `radius` (m) at `p`.
 fn dot(
-    gizmos: &mut Gizmos<PbdParticleGizmos>,
+    gizmos: &mut Gizmos<PbdGizmos>,
     settings: &PbdDebugRender,
-    base: f32,
+    view: View,
     p: Vec2,
     radius: f32,
     color: Color,
@@ -197,20 +195,23 @@ fn dot(
     if !radius.is_finite() || radius <= 0.0 {
         return;
     }
-    let resolution = settings.circle_resolution.clamp(3, 64);
-    if !settings.filled || !base.is_finite() || base <= 0.0 {
-        gizmos.circle_2d(p, radius, color).resolution(resolution);
+    let max_segments = settings.circle_resolution.clamp(6, 64);
+    let segments =
+        |r: f32| ((r * view.pixels_per_metre * 1.5).ceil() as u32).clamp(6, max_segments);
+    if !settings.filled {
+        gizmos
+            .circle_2d(p, radius, color)
+            .resolution(segments(radius));
         return;
     }
-    // Concentric rings of width `base` (m at the current zoom) fill the disc.
-    let mut r = (0.5 * base).min(radius);
-    // At most 64 rings (the line width is clamped to 64 px).
-    for _ in 0..64 {
-        gizmos.circle_2d(p, r, color).resolution(resolution);
-        r += base;
-        if r >= radius {
-            break;
-        }
+    // Rings of one line width each, from the centre out: radii w/2, 3w/2, … < R.
+    let rings = (radius / view.line_m)
+        .ceil()
+        .clamp(1.0, settings.max_rings.clamp(1, 64) as f32);
+    let spacing = radius / rings;
+    for k in 0..rings as u32 {
+        let r = (k as f32 + 0.5) * spacing;
+        gizmos.circle_2d(p, r, color).resolution(segments(r));
     }
 }
 
@@ -218,7 +219,7 @@ fn draw_constraints(
     settings: Res<PbdDebugRender>,
     constraints: Query<&DistanceConstraint>,
     positions: Query<&Position>,
-    mut gizmos: Gizmos<PbdLineGizmos>,
+    mut gizmos: Gizmos<PbdGizmos>,
 ) {
     if !settings.constraints {
         return;
@@ -238,28 +239,36 @@ use crate::picking::Dragged as DraggedMarker;
 #[derive(Component)]
 struct DraggedMarker;
 
+/// Position, velocity, whether fluid, whether dragged.
+type ParticleData = (
+    &'static Position,
+    &'static Velocity,
+    Has<FluidParticle>,
+    Has<DraggedMarker>,
+);
+
 fn draw_particles(
     settings: Res<PbdDebugRender>,
     fluid_settings: Res<FluidSettings>,
-    particles: Query<
-        (&Position, &Velocity, Has<FluidParticle>, Has<DraggedMarker>),
-        With<Particle>,
-    >,
+    particles: Query<ParticleData, With<Particle>>,
     boundary: Query<&Position, With<BoundaryParticle>>,
     store: Res<GizmoConfigStore>,
     cameras: Query<(&Camera, &GlobalTransform)>,
-    mut gizmos: Gizmos<PbdParticleGizmos>,
+    mut gizmos: Gizmos<PbdGizmos>,
 ) {
     let settings = &*settings;
     let fluid_radius = fluid_settings.particle_radius;
-    // Width of one ring in metres at the current zoom.
-    let base = store.config::<PbdParticleGizmos>().0.line.width / pixels_per_metre(&cameras);
+    let pixels_per_metre = pixels_per_metre(&cameras);
+    let view = View {
+        line_m: store.config::<PbdGizmos>().0.line.width / pixels_per_metre,
+        pixels_per_metre,
+    };
     if settings.boundary {
         for p in &boundary {
             dot(
                 &mut gizmos,
                 settings,
-                base,
+                view,
                 p.0,
                 fluid_radius,
                 settings.boundary_color,
@@ -284,7 +293,7 @@ fn draw_particles(
                 dot(
                     &mut gizmos,
                     settings,
-                    base,
+                    view,
                     p.0,
                     fluid_radius,
                     settings.fluid_color(v.0.length()),
@@ -294,7 +303,7 @@ fn draw_particles(
             dot(
                 &mut gizmos,
                 settings,
-                base,
+                view,
                 p.0,
                 settings.particle_radius,
                 settings.particle_color,
@@ -306,7 +315,7 @@ fn draw_particles(
         dot(
             &mut gizmos,
             settings,
-            base,
+            view,
             p,
             settings.dragged_scale * radius,
             settings.dragged_color,
@@ -314,7 +323,7 @@ fn draw_particles(
     }
 }
 
-fn draw_axes(settings: Res<PbdDebugRender>, mut gizmos: Gizmos<PbdLineGizmos>) {
+fn draw_axes(settings: Res<PbdDebugRender>, mut gizmos: Gizmos<PbdGizmos>) {
     if !settings.axes {
         return;
     }

@@ -93,6 +93,10 @@ pub struct Dragged {
     pub camera: Entity,
 }
 
+/// The particles the backend can hit.
+type PickableParticles<'w, 's> =
+    Query<'w, 's, (Entity, &'static Position, Option<&'static Pickable>), With<Particle>>;
+
 /// Particle positions and the grid over them, rebuilt at most once per frame.
 #[derive(Default)]
 struct PickGrid {
@@ -105,11 +109,7 @@ struct PickGrid {
 
 impl PickGrid {
     /// Makes sure the grid can answer queries of `radius` (m) efficiently.
-    fn prepare(
-        &mut self,
-        radius: f32,
-        particles: &Query<(Entity, &Position, Option<&Pickable>), With<Particle>>,
-    ) {
+    fn prepare(&mut self, radius: f32, particles: &PickableParticles) {
         if self.cell > 0.0 && radius <= self.cell && radius >= 0.25 * self.cell {
             return;
         }
@@ -170,7 +170,7 @@ fn pick_particles(
         &Projection,
     )>,
     primary_window: Query<Entity, With<PrimaryWindow>>,
-    particles: Query<(Entity, &Position, Option<&Pickable>), With<Particle>>,
+    particles: PickableParticles,
     mut grid: Local<PickGrid>,
     mut hits: MessageWriter<PointerHits>,
 ) {
@@ -344,10 +344,8 @@ mod tests {
         let mut query =
             world.query_filtered::<(Entity, &Position, Option<&Pickable>), With<Particle>>();
         let mut grid = PickGrid::default();
-        let mut system_state: bevy::ecs::system::SystemState<
-            Query<(Entity, &Position, Option<&Pickable>), With<Particle>>,
-        > = bevy::ecs::system::SystemState::new(&mut world);
-        let particles = system_state.get(&world);
+        let mut system_state = bevy::ecs::system::SystemState::<PickableParticles>::new(&mut world);
+        let particles = system_state.get(&world).expect("valid query");
         grid.prepare(0.2, &particles);
         assert_eq!(grid.points.len(), 2, "the IGNORE particle is not pickable");
         assert_eq!(

@@ -1,0 +1,302 @@
+//! What the cloth and fluid demos share, written once: the window and plugins, the pan/zoom
+//! camera with zoom toward the cursor, the egui panel and scene restarts, the optional world
+//! inspector (F1), and the `PBD2D_EXIT_AFTER_FRAMES` / `PBD2D_SCREENSHOT` environment variables.
+//!
+//! Controls: drag a particle with the left mouse button; drag empty space to pan; the mouse
+//! wheel (or `+` / `-`) zooms toward the cursor; W A S D pan; F1 toggles the world inspector.
+
+use std::path::PathBuf;
+
+use bevy::camera_controller::pan_camera::{PanCamera, PanCameraPlugin};
+use bevy::diagnostic::DiagnosticsStore;
+use bevy::input::InputSystems;
+use bevy::input::mouse::{AccumulatedMouseScroll, MouseScrollUnit};
+use bevy::prelude::*;
+use bevy::render::view::screenshot::{Screenshot, ScreenshotCaptured, save_to_disk};
+use bevy::window::{PrimaryWindow, WindowResolution};
+use bevy_egui::EguiPlugin;
+use bevy_egui::input::EguiWantsInput;
+use bevy_inspector_egui::quick::WorldInspectorPlugin;
+use bevy_pbd2d::constraints::distance::DistanceConstraint;
+use bevy_pbd2d::egui_panel::{PbdPanel, PbdPanelPlugin, mean_step_time};
+use bevy_pbd2d::fluid::BoundaryParticle;
+use bevy_pbd2d::prelude::*;
+
+/// How a demo starts.
+pub struct Demo {
+    /// Window title.
+    pub title: &'static str,
+    /// Title of the egui panel.
+    pub panel_title: &'static str,
+    /// Initial zoom (logical pixels per metre).
+    pub pixels_per_metre: f32,
+    /// Initial world point at the window centre (m).
+    pub view_centre: Vec2,
+    /// Simulation step Δt (s).
+    pub time_step: f32,
+}
+
+/// The initial view, read by [`spawn_camera`].
+#[derive(Resource, Clone, Copy)]
+struct InitialView {
+    pixels_per_metre: f32,
+    centre: Vec2,
+}
+
+/// Builds the app every demo starts from: window, `PbdPlugins` (simulation, picking, gizmo
+/// drawing), egui with the bevy_pbd2d panel, a pan/zoom 2D camera, the F1 world inspector and
+/// the exit/screenshot environment variables. The demo adds its scene and panel rows.
+pub fn demo_app(demo: &Demo) -> App {
+    let exit = ExitAfter::from_env();
+    let mut app = App::new();
+    app.insert_resource(ClearColor(Color::srgb_u8(0xEE, 0xEE, 0xEE)))
+        .add_plugins(DefaultPlugins.set(WindowPlugin {
+            primary_window: Some(Window {
+                title: demo.title.into(),
+                resolution: WindowResolution::new(1280, 800),
+                ..default()
+            }),
+            ..default()
+        }))
+        .add_plugins((
+            EguiPlugin::default(),
+            PanCameraPlugin,
+            PbdPlugins::default(),
+            PbdPanelPlugin,
+        ))
+        .add_plugins(WorldInspectorPlugin::new().run_if(|shown: Res<InspectorShown>| shown.0))
+        .init_resource::<InspectorShown>()
+        .insert_resource(InitialView {
+            pixels_per_metre: demo.pixels_per_metre,
+            centre: demo.view_centre,
+        })
+        .insert_resource(exit)
+        .add_systems(Startup, spawn_camera)
+        .add_systems(
+            PreUpdate,
+            (toggle_inspector, (yield_input_to_egui, zoom).chain()).after(InputSystems),
+        )
+        .add_systems(
+            PostUpdate,
+            zoom_to_cursor.before(TransformSystems::Propagate),
+        )
+        .add_systems(Last, exit_after_frames);
+    let world = app.world_mut();
+    set_time_step(&mut world.resource_mut::<Time<Fixed>>(), demo.time_step)
+        .expect("the demo's time step is valid");
+    world.resource_mut::<PbdPanel>().title = demo.panel_title.into();
+    app
+}
+
+/// What a scene consists of (constraints and tethers also go with their particles).
+type SceneFilter = Or<(
+    With<Particle>,
+    With<DistanceConstraint>,
+    With<BoundaryParticle>,
+)>;
+
+/// Despawns every particle, constraint and boundary sample (the first half of a restart).
+pub fn despawn_scene(mut commands: Commands, entities: Query<Entity, SceneFilter>) {
+    for entity in &entities {
+        commands.entity(entity).despawn();
+    }
+}
+
+/// Remembers the zoom of the last frame, to keep the point under the cursor fixed on zoom.
+#[derive(Component, Default)]
+struct ZoomToCursor {
+    last_scale: Option<f32>,
+}
+
+fn spawn_camera(mut commands: Commands, view: Res<InitialView>) {
+    commands.spawn((
+        Camera2d,
+        Projection::Orthographic(OrthographicProjection {
+            scale: 1.0 / view.pixels_per_metre,
+            ..OrthographicProjection::default_2d()
+        }),
+        Transform::from_translation(view.centre.extend(0.0)),
+        PanCamera {
+            // The zoom factor multiplies the projection scale: 0.05 = 20× closer, 20 = 20×
+            // farther. `zoom` below changes it; PanCamera's own zoom is linear (0.1 per wheel
+            // line: from 1 to its minimum in a few notches), so it is switched off.
+            min_zoom: 0.05,
+            max_zoom: 20.0,
+            zoom_speed: 0.0,
+            key_zoom_in: None,
+            key_zoom_out: None,
+            // 500 logical pixels per second at the initial zoom.
+            pan_speed: 500.0 / view.pixels_per_metre,
+            key_rotate_ccw: None,
+            key_rotate_cw: None,
+            ..default()
+        },
+        ZoomToCursor::default(),
+    ));
+}
+
+/// Zoom factor per wheel line (one notch of a usual mouse wheel).
+const ZOOM_PER_LINE: f32 = 1.1;
+/// Zoom factor per second while `+` or `-` is held.
+const ZOOM_PER_SECOND: f32 = 3.0;
+
+/// Multiplicative zoom: each wheel line scales the view by [`ZOOM_PER_LINE`], `+` / `-` by
+/// [`ZOOM_PER_SECOND`] per second. Writes `PanCamera::zoom_factor`, which PanCamera applies to
+/// the camera's scale; [`zoom_to_cursor`] then keeps the point under the cursor in place.
+fn zoom(
+    scroll: Res<AccumulatedMouseScroll>,
+    keys: Res<ButtonInput<KeyCode>>,
+    time: Res<Time<Real>>,
+    mut cameras: Query<&mut PanCamera>,
+) {
+    let lines = match scroll.unit {
+        MouseScrollUnit::Line => scroll.delta.y,
+        MouseScrollUnit::Pixel => scroll.delta.y / MouseScrollUnit::SCROLL_UNIT_CONVERSION_FACTOR,
+    };
+    let held = |a: KeyCode, b: KeyCode| keys.pressed(a) || keys.pressed(b);
+    let mut seconds = 0.0;
+    if held(KeyCode::Equal, KeyCode::NumpadAdd) {
+        seconds += time.delta_secs();
+    }
+    if held(KeyCode::Minus, KeyCode::NumpadSubtract) {
+        seconds -= time.delta_secs();
+    }
+    if lines == 0.0 && seconds == 0.0 {
+        return;
+    }
+    // Scrolling up / `+` zooms in, i.e. makes the factor (world units per pixel) smaller.
+    let factor = ZOOM_PER_LINE.powf(-lines) * ZOOM_PER_SECOND.powf(-seconds);
+    for mut camera in &mut cameras {
+        if camera.enabled {
+            camera.zoom_factor =
+                (camera.zoom_factor * factor).clamp(camera.min_zoom, camera.max_zoom);
+        }
+    }
+}
+
+/// `PanCamera` zooms about the window centre; this moves the camera afterwards so that the
+/// world point under the cursor stays under the cursor (as in map viewers).
+fn zoom_to_cursor(
+    window: Query<&Window, With<PrimaryWindow>>,
+    mut cameras: Query<(&mut Transform, &Projection, &Camera, &mut ZoomToCursor)>,
+) {
+    let cursor = window.single().ok().and_then(Window::cursor_position);
+    for (mut transform, projection, camera, mut zoom) in &mut cameras {
+        let scale = transform.scale.x;
+        let Some(last) = zoom.last_scale.replace(scale) else {
+            continue;
+        };
+        if last == scale {
+            continue;
+        }
+        let (Some(cursor), Projection::Orthographic(ortho), Some(viewport)) =
+            (cursor, projection, camera.logical_viewport_rect())
+        else {
+            continue;
+        };
+        let offset = cursor - viewport.center();
+        let offset = Vec3::new(offset.x, -offset.y, 0.0) * ortho.scale * (last - scale);
+        let shift = transform.rotation * offset;
+        transform.translation += shift;
+    }
+}
+
+/// While egui uses the mouse or keyboard (the pointer is over the panel, a field has focus),
+/// the camera ignores them: typing "-9.81" must not zoom out, scrolling the panel must not zoom.
+fn yield_input_to_egui(wants: Option<Res<EguiWantsInput>>, mut cameras: Query<&mut PanCamera>) {
+    let busy = wants.is_some_and(|w| w.wants_any_input());
+    for mut camera in &mut cameras {
+        if camera.enabled == busy {
+            camera.enabled = !busy;
+        }
+    }
+}
+
+/// Whether the world inspector (F1) is shown.
+#[derive(Resource, Default)]
+struct InspectorShown(bool);
+
+fn toggle_inspector(keys: Res<ButtonInput<KeyCode>>, mut shown: ResMut<InspectorShown>) {
+    if keys.just_pressed(KeyCode::F1) {
+        shown.0 = !shown.0;
+    }
+}
+
+/// `PBD2D_EXIT_AFTER_FRAMES=N`: exit with status 0 after N frames; with
+/// `PBD2D_SCREENSHOT=path.png` the primary window is saved there first.
+#[derive(Resource, Default)]
+struct ExitAfter {
+    frames: Option<u32>,
+    screenshot: Option<PathBuf>,
+    frame: u32,
+}
+
+/// Frames to wait for a requested screenshot before giving up.
+const SCREENSHOT_TIMEOUT_FRAMES: u32 = 600;
+
+impl ExitAfter {
+    fn from_env() -> Self {
+        let frames = std::env::var("PBD2D_EXIT_AFTER_FRAMES").ok().map(|s| {
+            s.trim().parse::<u32>().unwrap_or_else(|_| {
+                panic!("PBD2D_EXIT_AFTER_FRAMES must be a whole number of frames, got {s:?}")
+            })
+        });
+        let screenshot = std::env::var_os("PBD2D_SCREENSHOT").map(PathBuf::from);
+        if let Some(path) = &screenshot {
+            if frames.is_none() {
+                warn!("PBD2D_SCREENSHOT is only used together with PBD2D_EXIT_AFTER_FRAMES");
+            }
+            // A stale file must not pass for this run's screenshot.
+            let _ = std::fs::remove_file(path);
+        }
+        Self {
+            frames,
+            screenshot,
+            frame: 0,
+        }
+    }
+}
+
+fn exit_after_frames(
+    mut state: ResMut<ExitAfter>,
+    stats: Res<PbdStats>,
+    store: Option<Res<DiagnosticsStore>>,
+    mut commands: Commands,
+    mut exit: MessageWriter<AppExit>,
+) {
+    let Some(frames) = state.frames else {
+        return;
+    };
+    state.frame += 1;
+    if state.frame == frames {
+        info!(
+            "bevy_pbd2d: frame {frames}: {} steps, simulated {:.2} s, {} particles, {} constraints, \
+             time per sim. step {:.3} ms (mean of the last 50 steps), last step {:.3} ms",
+            stats.steps,
+            stats.sim_time,
+            stats.particles,
+            stats.constraints,
+            mean_step_time(store.as_deref(), 50, stats.step_time_ms),
+            stats.step_time_ms,
+        );
+        let Some(path) = state.screenshot.clone() else {
+            exit.write(AppExit::Success);
+            return;
+        };
+        let mut save = save_to_disk(path.clone());
+        commands.spawn(Screenshot::primary_window()).observe(
+            move |captured: On<ScreenshotCaptured>, mut exit: MessageWriter<AppExit>| {
+                save(captured);
+                if path.exists() {
+                    exit.write(AppExit::Success);
+                } else {
+                    error!("screenshot {} was not written", path.display());
+                    exit.write(AppExit::error());
+                }
+            },
+        );
+    } else if state.frame > frames + SCREENSHOT_TIMEOUT_FRAMES {
+        error!("no screenshot after {SCREENSHOT_TIMEOUT_FRAMES} frames; exiting");
+        exit.write(AppExit::error());
+    }
+}
