@@ -1,6 +1,6 @@
 //! Time integration: prediction with symplectic Euler and the velocity update.
 //!
-//! Predict ([MHHR06] Alg. 1, lines 5–6), for particles with w > 0:
+//! Predict (\[MHHR06\] Alg. 1, lines 5–6), for particles with w > 0:
 //!
 //! ```text
 //! v* = v(t) + Δt g
@@ -11,7 +11,7 @@
 //! ([`KinematicTarget`](crate::particle::KinematicTarget)) move toward their target, at most
 //! [`SolverSettings::max_kinematic_speed`] · Δt: x* = x + d, v* = d/Δt.
 //!
-//! Velocity update ([MHHR06] Alg. 1, line 12), written as the predicted velocity plus the
+//! Velocity update (\[MHHR06\] Alg. 1, line 12), written as the predicted velocity plus the
 //! position correction, which equals (x(t+Δt) − x(t))/Δt but leaves an uncorrected particle's
 //! velocity bitwise equal to v*:
 //!

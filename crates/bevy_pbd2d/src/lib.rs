@@ -1,8 +1,8 @@
 //! # bevy_pbd2d
 //!
 //! 2D position-based dynamics for [Bevy](https://bevy.org): cloth, ropes and other
-//! particle/constraint structures ([MHHR06], [MMC16] for compliance), and Position Based Fluids
-//! ([MM13]) with Akinci boundary particles ([AIA+12]).
+//! particle/constraint structures (\[MHHR06\], \[MMC16\] for compliance), and Position Based Fluids
+//! (\[MM13\]) with Akinci boundary particles (\[AIA+12\]).
 //!
 //! Particles and constraints are entities with components; settings are resources; every step of
 //! the algorithm is a system in the chained [`PbdSystems`] sets, run in `FixedUpdate` by default.
@@ -22,11 +22,11 @@
 //!
 //! Units are SI: metres, seconds, kilograms; in 2D a density is kg/m².
 //!
-//! [MHHR06]: Müller, Heidelberger, Hennix, Ratcliff: Position Based Dynamics, VRIPHYS 2006.
-//! [MMC16]: Macklin, Müller, Chentanez: XPBD: Position-Based Simulation of Compliant
+//! - \[MHHR06\] Müller, Heidelberger, Hennix, Ratcliff: Position Based Dynamics, VRIPHYS 2006.
+//! - \[MMC16\] Macklin, Müller, Chentanez: XPBD: Position-Based Simulation of Compliant
 //!   Constrained Dynamics, MIG 2016.
-//! [MM13]: Macklin, Müller: Position Based Fluids, ACM TOG 32(4), 2013.
-//! [AIA+12]: Akinci et al.: Versatile Rigid-Fluid Coupling for Incompressible SPH, ACM TOG 31(4), 2012.
+//! - \[MM13\] Macklin, Müller: Position Based Fluids, ACM TOG 32(4), 2013.
+//! - \[AIA+12\] Akinci et al.: Versatile Rigid-Fluid Coupling for Incompressible SPH, ACM TOG 31(4), 2012.
 
 pub mod cloth;
 pub mod constraints;

@@ -69,10 +69,8 @@ fn gate_step(
             .map(|e| e.to_string())
     };
     if reason != stats.blocked {
-        if let Some(reason) = &reason {
-            if dt > 0.0 {
-                error!("bevy_pbd2d: simulation paused: {reason}");
-            }
+        if let Some(reason) = reason.as_ref().filter(|_| dt > 0.0) {
+            error!("bevy_pbd2d: simulation paused: {reason}");
         }
         stats.blocked = reason;
     }

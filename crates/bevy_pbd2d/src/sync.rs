@@ -58,6 +58,9 @@ pub(crate) fn rebuild_particle_rows(
     state.resize_particles(n);
 }
 
+/// Filter: a distance constraint or tether was edited.
+type ConstraintsChanged = Or<(Changed<DistanceConstraint>, Changed<LongRangeAttachment>)>;
+
 /// Rebuilds constraint and tether rows when they or the particles changed; despawns those whose
 /// particles no longer exist.
 pub(crate) fn rebuild_constraint_rows(
@@ -65,7 +68,7 @@ pub(crate) fn rebuild_constraint_rows(
     mut state: ResMut<SolverState>,
     constraints: Query<(Entity, &DistanceConstraint)>,
     tethers: Query<(Entity, &LongRangeAttachment)>,
-    changed: Query<(), Or<(Changed<DistanceConstraint>, Changed<LongRangeAttachment>)>>,
+    changed: Query<(), ConstraintsChanged>,
     indices: Query<&SolverIndex, With<Particle>>,
 ) {
     if !state.constraints_dirty && changed.is_empty() {

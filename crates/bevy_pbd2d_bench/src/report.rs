@@ -340,10 +340,12 @@ mod tests {
                 DensityRow {
                     density: 1010.0,
                     lambda: 0.0,
+                    ..default()
                 },
                 DensityRow {
                     density: 990.0,
                     lambda: 0.0,
+                    ..default()
                 },
             ],
             ..default()

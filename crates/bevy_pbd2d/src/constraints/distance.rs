@@ -1,9 +1,9 @@
 //! Distance constraints, projected with (X)PBD Gauss-Seidel iterations.
 //!
-//! Constraint ([MHHR06] §4.2): C(x₁, x₂) = ‖x₁ − x₂‖ − d, with rest length d (m).
+//! Constraint (\[MHHR06\] §4.2): C(x₁, x₂) = ‖x₁ − x₂‖ − d, with rest length d (m).
 //! Gradient: ∇₁C = n = (x₁ − x₂)/‖x₁ − x₂‖, ∇₂C = −n.
 //!
-//! XPBD update ([MMC16] eq. 18) with compliance α (m/N) and α̃ = α/Δt²:
+//! XPBD update (\[MMC16\] eq. 18) with compliance α (m/N) and α̃ = α/Δt²:
 //!
 //! ```text
 //! Δλ  = (−C − α̃ λ) / (w₁ + w₂ + α̃)

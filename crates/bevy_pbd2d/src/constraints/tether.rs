@@ -1,5 +1,5 @@
 //! Long-range attachments (tethers): unilateral distance limits from a particle to an anchor,
-//! usually a pinned particle ([KCM12] Kim, Chentanez, Müller: Long Range Attachments – A Method
+//! usually a pinned particle (\[KCM12\] Kim, Chentanez, Müller: Long Range Attachments – A Method
 //! to Simulate Inextensible Clothing in Computer Games, SCA 2012).
 //!
 //! With only a few Gauss-Seidel iterations, a hanging cloth stretches far under its own weight:

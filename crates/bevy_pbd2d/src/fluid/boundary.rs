@@ -1,4 +1,4 @@
-//! Akinci boundary samples ([AIA+12] eq. 4): pseudo-mass Ψₖ = ρ0 / Σₗ Wₖₗ, the sum over the
+//! Akinci boundary samples (\[AIA+12\] eq. 4): pseudo-mass Ψₖ = ρ0 / Σₗ Wₖₗ, the sum over the
 //! boundary samples l within h of k, k included (W(0)), as in the PBF demo. Recomputed when
 //! boundary samples are added, removed or moved, and when [`FluidSettings`] change.
 

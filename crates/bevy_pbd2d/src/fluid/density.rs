@@ -1,13 +1,13 @@
-//! The PBF density constraint ([MM13] §3, with the Akinci boundary term of [AIA+12]).
+//! The PBF density constraint (\[MM13\] §3, with the Akinci boundary term of \[AIA+12\]).
 //!
 //! Density of fluid particle i, with its own term, fluid neighbours j and boundary samples k:
 //!
 //! ```text
 //! ρᵢ = m W(0) + Σⱼ m Wᵢⱼ + Σₖ Ψₖ Wᵢₖ
 //! Cᵢ = max(ρᵢ/ρ0 − 1, 0)                                   (clamped: no surface clumping)
-//! λᵢ = −Cᵢ / (Σⱼ |∇ⱼCᵢ|² + |∇ᵢCᵢ|² + ε)                    ([MM13] eq. 11)
+//! λᵢ = −Cᵢ / (Σⱼ |∇ⱼCᵢ|² + |∇ᵢCᵢ|² + ε)                    (\[MM13\] eq. 11)
 //!   with ∇ⱼCᵢ = −(m/ρ0) ∇Wᵢⱼ,  ∇ᵢCᵢ = (1/ρ0)(Σⱼ m ∇Wᵢⱼ + Σₖ Ψₖ ∇Wᵢₖ)
-//! Δxᵢ = (1/ρ0) (Σⱼ m (λᵢ + λⱼ) ∇Wᵢⱼ + Σₖ Ψₖ λᵢ ∇Wᵢₖ)          ([MM13] eq. 12)
+//! Δxᵢ = (1/ρ0) (Σⱼ m (λᵢ + λⱼ) ∇Wᵢⱼ + Σₖ Ψₖ λᵢ ∇Wᵢₖ)          (\[MM13\] eq. 12)
 //! ```
 //!
 //! As in the PBF demo, boundary samples enter ∇ᵢCᵢ but not the Σⱼ term (they do not move), and

@@ -1,10 +1,10 @@
-//! Position Based Fluids ([MM13]) with Akinci boundary samples ([AIA+12]).
+//! Position Based Fluids (\[MM13\]) with Akinci boundary samples (\[AIA+12\]).
 //!
 //! Per step: the fluid neighbour search ([`find_fluid_neighbors`]), the density constraint
 //! solve ([`density`]), the velocity update (shared with all particles) and XSPH viscosity
 //! ([`viscosity`]). Boundary samples get their pseudo-mass Ψ in [`boundary`].
 //!
-//! Fluid particles are particles ([`Particle`](crate::particle::Particle)) with
+//! Fluid particles are particles ([`Particle`]) with
 //! [`FluidParticle`]; all fluid particles have the mass m = (2r)²ρ0 of [`FluidSettings`]. A
 //! fluid particle with w = 0 (pinned or held) contributes to its neighbours' densities but is
 //! not corrected. Fluid does not interact with cloth particles.
@@ -31,7 +31,7 @@ use crate::stats::{PbdStats, Phase};
 #[require(Particle)]
 pub struct FluidParticle;
 
-/// A static boundary sample ([AIA+12]): fluid particles near it feel it through its
+/// A static boundary sample (\[AIA+12\]): fluid particles near it feel it through its
 /// pseudo-mass Ψ. Requires a [`Position`](crate::particle::Position) (m) and a [`PseudoMass`]
 /// (computed by the plugin whenever boundary samples are added, removed or moved, or
 /// [`FluidSettings`] change). It is not a simulated particle.
@@ -41,7 +41,7 @@ pub struct FluidParticle;
 pub struct BoundaryParticle;
 
 /// Akinci pseudo-mass Ψ of a boundary sample (kg): Ψ_k = ρ0 / Σ_l W_kl over the boundary
-/// samples l within h, including k itself ([AIA+12] eq. 4). Written by the plugin.
+/// samples l within h, including k itself (\[AIA+12\] eq. 4). Written by the plugin.
 #[derive(Component, Reflect, Debug, Default, Clone, Copy, PartialEq, Deref)]
 #[reflect(Component, Default)]
 pub struct PseudoMass(pub f32);

@@ -19,7 +19,7 @@ pub struct FluidSettings {
     pub support_radius: f32,
     /// Rest density ρ0 (kg/m²). Default 1000.
     pub rest_density: f32,
-    /// Relaxation ε added to the λ denominator ([MM13] eq. 11), > 0. Default 10⁻⁶.
+    /// Relaxation ε added to the λ denominator (\[MM13\] eq. 11), > 0. Default 10⁻⁶.
     pub epsilon: f32,
     /// The solve stops once the average density error Σᵢ max(ρᵢ − ρ0, 0)/(N ρ0) is at or below
     /// this (%). Default 0.1.

@@ -1,4 +1,4 @@
-//! XSPH viscosity ([MM13] eq. 17; Schechter & Bridson 2012).
+//! XSPH viscosity (\[MM13\] eq. 17; Schechter & Bridson 2012).
 //!
 //! After the velocity update, every fluid particle i with w > 0 gets
 //!

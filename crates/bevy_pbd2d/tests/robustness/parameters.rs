@@ -30,7 +30,7 @@ fn builders_refuse_zero_and_huge_sizes_with_a_message() {
         .unwrap_err();
         assert!(!err.to_string().is_empty());
     }
-    assert!(MAX_PARTICLES < 1_000_000);
+    const { assert!(MAX_PARTICLES < 1_000_000) };
     // A refused builder spawns nothing.
     let mut app = app(0.01);
     let spawned = spawn(&mut app, |c| {

@@ -22,7 +22,7 @@ fn block_at_rest_stays_at_rest() {
     let settings = FluidSettings::default();
     let (mut app, _) = crate::f0_app(Vec2::ZERO);
     app.world_mut().resource_mut::<Gravity>().0 = Vec2::ZERO;
-    let area0 = bounding_area(&crate::fluid_positions(&app_after_one_step(&mut app)));
+    let area0 = bounding_area(&crate::fluid_positions(app_after_one_step(&mut app)));
     // Interior particles (two rows/columns away from the surface) start at |C| < 1e-3.
     let rows = &app.world().resource::<DensityState>().rows;
     for i in 2..18 {
