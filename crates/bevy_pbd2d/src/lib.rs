@@ -53,7 +53,7 @@ pub mod egui_panel;
 pub mod picking;
 
 pub use plugin::{PbdPlugin, PbdPlugins};
-pub use schedule::PbdSystems;
+pub use schedule::{PbdSchedule, PbdSystems};
 
 /// The types most apps need: `use bevy_pbd2d::prelude::*;`.
 pub mod prelude {
@@ -65,7 +65,7 @@ pub mod prelude {
     pub use crate::fluid::{BoundaryParticle, FluidParticle, FluidSettings, PseudoMass};
     pub use crate::particle::{InverseMass, KinematicTarget, Particle, Position, Velocity};
     pub use crate::plugin::{PbdPlugin, PbdPlugins};
-    pub use crate::schedule::PbdSystems;
+    pub use crate::schedule::{PbdSchedule, PbdSystems};
     pub use crate::settings::{Gravity, SolverSettings, set_time_step};
     pub use crate::stats::PbdStats;
 }

@@ -1,6 +1,6 @@
 //! [`PbdPlugin`]: registers components, resources and the step systems.
 
-use bevy::ecs::schedule::{InternedScheduleLabel, ScheduleLabel};
+use bevy::ecs::schedule::{InternedScheduleLabel, ScheduleLabel, SingleThreadedExecutor};
 use bevy::prelude::*;
 
 use crate::cloth::{ClothParticle, FixedCorners};
@@ -10,7 +10,7 @@ use crate::fluid::{self, BoundaryParticle, FluidParticle, FluidSettings, PseudoM
 use crate::integrator::{predict, update_velocities};
 use crate::neighbors::NeighborState;
 use crate::particle::{InverseMass, KinematicTarget, Particle, Position, SolverIndex, Velocity};
-use crate::schedule::PbdSystems;
+use crate::schedule::{PbdSchedule, PbdSystems};
 use crate::settings::{Gravity, SolverSettings};
 use crate::solver::SolverState;
 use crate::stats::{self, PbdStats};
@@ -18,8 +18,8 @@ use crate::sync;
 
 /// Adds 2D position-based dynamics to an app.
 ///
-/// Runs the [`PbdSystems`] sets chained in `schedule` (default `FixedUpdate`, so one step per
-/// fixed timestep, Δt = `Time<Fixed>::timestep()`). Inserts [`Gravity`], [`SolverSettings`],
+/// Runs the [`PbdSystems`] sets (in [`PbdSchedule`]) once per run of `schedule` (default
+/// `FixedUpdate`, so one step per fixed timestep, Δt = `Time<Fixed>::timestep()`). Inserts [`Gravity`], [`SolverSettings`],
 /// [`FluidSettings`], [`PbdStats`] with their defaults unless the app already has them.
 /// Needs `TaskPoolPlugin` and `TimePlugin` (part of `MinimalPlugins` and `DefaultPlugins`).
 #[derive(Debug, Clone)]
@@ -40,6 +40,11 @@ impl PbdPlugin {
             schedule: schedule.intern(),
         }
     }
+}
+
+/// Runs one simulation step: the [`PbdSchedule`].
+fn run_step(world: &mut World) {
+    world.run_schedule(PbdSchedule);
 }
 
 /// Whether a step may run: Δt > 0 and all settings valid (else the reason is in
@@ -119,7 +124,11 @@ impl Plugin for PbdPlugin {
             .add_observer(fluid::boundary::mark_boundary_dirty::<Add, BoundaryParticle>)
             .add_observer(fluid::boundary::mark_boundary_dirty::<Remove, BoundaryParticle>);
 
-        let schedule = self.schedule;
+        let mut step = Schedule::new(PbdSchedule);
+        step.set_executor(SingleThreadedExecutor::new());
+        app.add_schedule(step);
+        app.add_systems(self.schedule, run_step);
+        let schedule = PbdSchedule;
         app.configure_sets(
             schedule,
             (

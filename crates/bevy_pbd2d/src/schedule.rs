@@ -1,7 +1,7 @@
 //! The order of one simulation step.
 //!
-//! All sets run chained, top to bottom, once per fixed step (one call of the reference demos'
-//! `simulationStep()`):
+//! All sets run chained, top to bottom, in [`PbdSchedule`], once per fixed step (one call of the
+//! reference demos' `simulationStep()`):
 //!
 //! | set | what runs |
 //! |---|---|
@@ -13,7 +13,16 @@
 //! | [`ApplyViscosity`](PbdSystems::ApplyViscosity) | XSPH velocity smoothing of fluid particles |
 //! | [`Writeback`](PbdSystems::Writeback) | copy arrays to `Position`/`Velocity`/`Transform`, statistics |
 
+use bevy::ecs::schedule::ScheduleLabel;
 use bevy::prelude::*;
+
+/// The schedule that holds the [`PbdSystems`] sets. [`PbdPlugin`](crate::PbdPlugin) runs it once
+/// per step from its own schedule (`FixedUpdate` by default), with the single-threaded executor:
+/// the step's systems run strictly one after another anyway (each step parallelises inside,
+/// over particles), so this saves the multi-threaded executor's per-system overhead. Add your
+/// own per-step systems here, e.g. `app.add_systems(PbdSchedule, my_force.after(PbdSystems::Predict))`.
+#[derive(ScheduleLabel, Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct PbdSchedule;
 
 /// System sets of one simulation step, chained in declaration order.
 #[derive(SystemSet, Debug, Clone, Copy, PartialEq, Eq, Hash)]

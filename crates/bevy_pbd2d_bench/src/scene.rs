@@ -9,6 +9,7 @@
 use core::time::Duration;
 
 use bevy::app::{TaskPoolOptions, TaskPoolPlugin, TaskPoolThreadAssignmentPolicy};
+use bevy::ecs::schedule::SingleThreadedExecutor;
 use bevy::prelude::*;
 use bevy::time::TimeUpdateStrategy;
 use bevy_pbd2d::cloth::ClothBuilder;
@@ -74,7 +75,19 @@ pub fn build_app(args: &Args) -> Result<App, PbdError> {
     world.flush();
     app.finish();
     app.cleanup();
+    single_threaded_schedules(&mut app);
     Ok(app)
+}
+
+/// Gives every schedule of the app the single-threaded executor. A headless simulation has
+/// nothing to run beside the solver, whose systems are chained anyway; the multi-threaded
+/// executor would only add its per-schedule wake-up cost to every update. The solver's own
+/// passes still run on the compute task pool.
+fn single_threaded_schedules(app: &mut App) {
+    let mut schedules = app.world_mut().resource_mut::<Schedules>();
+    for (_, schedule) in schedules.iter_mut() {
+        schedule.set_executor(SingleThreadedExecutor::new());
+    }
 }
 
 /// The PBD demo's cloth: [`ClothBuilder`] defaults (spacing 0.2 m, origin at the top-left
