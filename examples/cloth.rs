@@ -58,17 +58,6 @@ fn spawn_cloth(mut commands: Commands, scene: Res<ClothScene>) {
     }
 }
 
-/// A side length for the builder, checked against the panel's limit.
-fn side(name: &str, value: u32) -> Result<u32, String> {
-    if (1..=MAX_SIDE).contains(&value) {
-        Ok(value)
-    } else {
-        Err(format!(
-            "{name} must be between 1 and {MAX_SIDE} (got {value})"
-        ))
-    }
-}
-
 /// Width, height and # fixed particles: each change rebuilds the cloth.
 fn scene_rows(
     InMut(ui): InMut<egui::Ui>,
@@ -76,26 +65,17 @@ fn scene_rows(
     mut restart: MessageWriter<PbdRestart>,
 ) {
     let builder = scene.builder;
-    field_row(ui, "Width", builder.width, |width: u32| {
-        let next = ClothBuilder {
-            width: side("width", width)?,
-            ..builder
-        };
-        next.validate().map_err(|e| e.to_string())?;
-        scene.builder = next;
-        restart.write(PbdRestart);
-        Ok::<_, String>(())
-    });
-    field_row(ui, "Height", builder.height, |height: u32| {
-        let next = ClothBuilder {
-            height: side("height", height)?,
-            ..builder
-        };
-        next.validate().map_err(|e| e.to_string())?;
-        scene.builder = next;
-        restart.write(PbdRestart);
-        Ok::<_, String>(())
-    });
+    common::size_rows(
+        ui,
+        &mut scene.builder,
+        (builder.width, builder.height),
+        MAX_SIDE,
+        |b, width, height| {
+            let next = ClothBuilder { width, height, ..b };
+            next.validate().map(|()| next)
+        },
+        &mut restart,
+    );
     ui.label("# fixed particles");
     let mut fixed = builder.fixed;
     egui::ComboBox::from_id_salt("fixed particles")
@@ -108,6 +88,16 @@ fn scene_rows(
     ui.end_row();
     if fixed != builder.fixed {
         scene.builder.fixed = fixed;
+        restart.write(PbdRestart);
+    }
+    ui.label("Long-range attachments");
+    let mut tethers = builder.long_range_attachments;
+    ui.checkbox(&mut tethers, "").on_hover_text(
+        "Tether every particle to the pinned corners: no stretching under its own weight",
+    );
+    ui.end_row();
+    if tethers != builder.long_range_attachments {
+        scene.builder.long_range_attachments = tethers;
         restart.write(PbdRestart);
     }
 }

@@ -10,7 +10,7 @@ mod common;
 
 use bevy::prelude::*;
 use bevy_egui::egui;
-use bevy_pbd2d::egui_panel::{PanelSection, PbdPanel, PbdPanelAppExt, PbdRestart, field_row};
+use bevy_pbd2d::egui_panel::{PanelSection, PbdPanel, PbdPanelAppExt, PbdRestart};
 use bevy_pbd2d::prelude::*;
 
 /// Largest block side the panel accepts (the builder allows up to 2000, 4 million particles:
@@ -52,17 +52,6 @@ fn spawn_fluid(mut commands: Commands, scene: Res<FluidScene>, settings: Res<Flu
     }
 }
 
-/// A side length for the builder, checked against the panel's limit.
-fn side(name: &str, value: u32) -> Result<u32, String> {
-    if (1..=MAX_SIDE).contains(&value) {
-        Ok(value)
-    } else {
-        Err(format!(
-            "{name} must be between 1 and {MAX_SIDE} (got {value})"
-        ))
-    }
-}
-
 /// Width and height of the block: each change rebuilds the scene.
 fn scene_rows(
     InMut(ui): InMut<egui::Ui>,
@@ -70,24 +59,15 @@ fn scene_rows(
     mut restart: MessageWriter<PbdRestart>,
 ) {
     let builder = scene.builder;
-    field_row(ui, "Width", builder.width, |width: u32| {
-        let next = DamBreakBuilder {
-            width: side("width", width)?,
-            ..builder
-        };
-        next.validate().map_err(|e| e.to_string())?;
-        scene.builder = next;
-        restart.write(PbdRestart);
-        Ok::<_, String>(())
-    });
-    field_row(ui, "Height", builder.height, |height: u32| {
-        let next = DamBreakBuilder {
-            height: side("height", height)?,
-            ..builder
-        };
-        next.validate().map_err(|e| e.to_string())?;
-        scene.builder = next;
-        restart.write(PbdRestart);
-        Ok::<_, String>(())
-    });
+    common::size_rows(
+        ui,
+        &mut scene.builder,
+        (builder.width, builder.height),
+        MAX_SIDE,
+        |b, width, height| {
+            let next = DamBreakBuilder { width, height, ..b };
+            next.validate().map(|()| next)
+        },
+        &mut restart,
+    );
 }

@@ -15,10 +15,11 @@ use bevy::prelude::*;
 use bevy::render::view::screenshot::{Screenshot, ScreenshotCaptured, save_to_disk};
 use bevy::window::{PrimaryWindow, WindowResolution};
 use bevy_egui::EguiPlugin;
+use bevy_egui::egui;
 use bevy_egui::input::EguiWantsInput;
 use bevy_inspector_egui::quick::WorldInspectorPlugin;
 use bevy_pbd2d::constraints::distance::DistanceConstraint;
-use bevy_pbd2d::egui_panel::{PbdPanel, PbdPanelPlugin, mean_step_time};
+use bevy_pbd2d::egui_panel::{PbdPanel, PbdPanelPlugin, PbdRestart, field_row, mean_step_time};
 use bevy_pbd2d::fluid::BoundaryParticle;
 use bevy_pbd2d::prelude::*;
 
@@ -299,4 +300,36 @@ fn exit_after_frames(
         error!("no screenshot after {SCREENSHOT_TIMEOUT_FRAMES} frames; exiting");
         exit.write(AppExit::error());
     }
+}
+
+/// The "Width" and "Height" rows of a scene builder (both demos restart on them). A valid edit
+/// (1 ..= `max` and accepted by `resize`, which returns the builder with the new size) replaces
+/// `builder` and requests a restart; anything else is refused in the panel.
+pub fn size_rows<B: Copy>(
+    ui: &mut egui::Ui,
+    builder: &mut B,
+    (width, height): (u32, u32),
+    max: u32,
+    resize: impl Fn(B, u32, u32) -> Result<B, PbdError>,
+    restart: &mut MessageWriter<PbdRestart>,
+) {
+    let current = *builder;
+    let side = |name: &str, value: u32| {
+        if (1..=max).contains(&value) {
+            Ok(value)
+        } else {
+            Err(format!("{name} must be between 1 and {max} (got {value})"))
+        }
+    };
+    let mut apply = |w: u32, h: u32| -> Result<(), String> {
+        *builder = resize(current, w, h).map_err(|e| e.to_string())?;
+        restart.write(PbdRestart);
+        Ok(())
+    };
+    field_row(ui, "Width", width, |w: u32| {
+        apply(side("width", w)?, height)
+    });
+    field_row(ui, "Height", height, |h: u32| {
+        apply(width, side("height", h)?)
+    });
 }

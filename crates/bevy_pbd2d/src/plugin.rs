@@ -129,19 +129,9 @@ impl Plugin for PbdPlugin {
         app.add_schedule(step);
         app.add_systems(self.schedule, run_step);
         let schedule = PbdSchedule;
-        app.configure_sets(
-            schedule,
-            (
-                PbdSystems::Prepare,
-                PbdSystems::Predict,
-                PbdSystems::FindNeighbors,
-                PbdSystems::SolveConstraints,
-                PbdSystems::UpdateVelocities,
-                PbdSystems::ApplyViscosity,
-                PbdSystems::Writeback,
-            )
-                .chain(),
-        );
+        for pair in PbdSystems::ORDER.windows(2) {
+            app.configure_sets(schedule, pair[1].after(pair[0]));
+        }
         for set in &PbdSystems::ORDER[1..] {
             app.configure_sets(schedule, set.run_if(step_allowed));
         }

@@ -4,7 +4,7 @@
 
 use bevy::prelude::*;
 
-use crate::constraints::distance::{DistanceConstraint, DistanceRow};
+use crate::constraints::distance::{DistanceConstraint, DistanceRow, colour_order};
 use crate::constraints::tether::{LongRangeAttachment, TetherRow};
 use crate::fluid::FluidParticle;
 use crate::particle::{InverseMass, KinematicTarget, Particle, Position, SolverIndex, Velocity};
@@ -108,6 +108,14 @@ pub(crate) fn rebuild_constraint_rows(
             }
         }
     }
+    // Gauss-Seidel in colour order: consecutive constraints share no particle, so the CPU can
+    // overlap their projections instead of waiting on each other's writes.
+    let order = colour_order(&state.constraints, state.x.len());
+    state.constraints = order.iter().map(|&k| state.constraints[k]).collect();
+    state.constraint_entities = order
+        .iter()
+        .map(|&k| state.constraint_entities[k])
+        .collect();
     let m = state.constraints.len();
     state.constraint_lambda.resize(m, 0.0);
 }
