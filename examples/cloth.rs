@@ -41,15 +41,8 @@ fn main() {
         .insert_resource(Gravity(Vec2::new(0.0, -9.81)))
         .init_resource::<ClothScene>()
         .add_pbd_panel_rows(PanelSection::Scene, scene_rows)
-        .add_pbd_panel_rows(PanelSection::Settings, mass_row)
-        .add_systems(Startup, spawn_cloth)
-        .add_systems(
-            Update,
-            (common::despawn_scene, spawn_cloth)
-                .chain()
-                .run_if(on_message::<PbdRestart>),
-        )
-        .run();
+        .add_pbd_panel_rows(PanelSection::Settings, mass_row);
+    common::add_scene(&mut app, spawn_cloth).run();
 }
 
 fn spawn_cloth(mut commands: Commands, scene: Res<ClothScene>) {

@@ -35,15 +35,8 @@ fn main() {
     app.insert_resource(FluidSettings::default())
         .insert_resource(Gravity(Vec2::new(0.0, -9.81)))
         .init_resource::<FluidScene>()
-        .add_pbd_panel_rows(PanelSection::Scene, scene_rows)
-        .add_systems(Startup, spawn_fluid)
-        .add_systems(
-            Update,
-            (common::despawn_scene, spawn_fluid)
-                .chain()
-                .run_if(on_message::<PbdRestart>),
-        )
-        .run();
+        .add_pbd_panel_rows(PanelSection::Scene, scene_rows);
+    common::add_scene(&mut app, spawn_fluid).run();
 }
 
 fn spawn_fluid(mut commands: Commands, scene: Res<FluidScene>, settings: Res<FluidSettings>) {

@@ -9,6 +9,7 @@ use std::path::PathBuf;
 
 use bevy::camera_controller::pan_camera::{PanCamera, PanCameraPlugin};
 use bevy::diagnostic::DiagnosticsStore;
+use bevy::ecs::system::ScheduleSystem;
 use bevy::input::InputSystems;
 use bevy::input::mouse::{AccumulatedMouseScroll, MouseScrollUnit};
 use bevy::prelude::*;
@@ -332,4 +333,18 @@ pub fn size_rows<B: Copy>(
     field_row(ui, "Height", height, |h: u32| {
         apply(width, side("height", h)?)
     });
+}
+
+/// Spawns the scene with `spawn` at start-up, and again after despawning the old one whenever
+/// the panel sends [`PbdRestart`].
+pub fn add_scene<M>(
+    app: &mut App,
+    spawn: impl IntoScheduleConfigs<ScheduleSystem, M> + Copy,
+) -> &mut App {
+    app.add_systems(Startup, spawn).add_systems(
+        Update,
+        (despawn_scene, spawn)
+            .chain()
+            .run_if(on_message::<PbdRestart>),
+    )
 }
