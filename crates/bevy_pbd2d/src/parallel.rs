@@ -10,8 +10,10 @@ use bevy::tasks::{ComputeTaskPool, ParallelSliceMut, TaskPool};
 /// Rows per parallel task.
 pub const CHUNK: usize = 256;
 
-/// Below this many rows work runs on the calling thread (task overhead would dominate).
-pub const SERIAL_BELOW: usize = 2 * CHUNK;
+/// Below this many rows work runs on the calling thread: a parallel pass over fewer rows takes
+/// tens of microseconds, about what starting and joining its tasks costs (measured with the
+/// benchmark on the 30 × 30 dam break: no gain from a second thread at 900 particles).
+pub const SERIAL_BELOW: usize = 16 * CHUNK;
 
 /// The compute task pool (initialised with one thread when no `TaskPoolPlugin` ran, e.g. in a
 /// bare `World`).
@@ -37,14 +39,14 @@ where
     out.par_chunk_map_mut(pool(), CHUNK, |i, c| f(i * CHUNK, c))
 }
 
-/// Calls `f(index, item)` for every item, one parallel task per item (items are expected to
-/// be blocks of work, e.g. one per [`CHUNK`] rows); runs serially for fewer than two items.
+/// Calls `f(index, item)` for every item, one parallel task per item (items are blocks of
+/// work, one per [`CHUNK`] rows); runs serially for fewer than [`SERIAL_BELOW`] rows.
 pub fn for_each_item<T, F>(mut items: &mut [T], f: F)
 where
     T: Send,
     F: Fn(usize, &mut T) + Send + Sync,
 {
-    if items.len() < 2 {
+    if items.len() * CHUNK < SERIAL_BELOW {
         items
             .iter_mut()
             .enumerate()
@@ -64,7 +66,7 @@ where
     R: Send + 'static,
     F: Fn(usize, &mut A, &mut [B]) -> R + Send + Sync,
 {
-    let serial = items.len() < 2;
+    let serial = items.len() * CHUNK < SERIAL_BELOW;
     let pairs = items.iter_mut().zip(rows.chunks_mut(CHUNK)).enumerate();
     if serial {
         return pairs.map(|(c, (item, rows))| f(c, item, rows)).collect();
