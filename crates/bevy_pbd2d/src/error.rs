@@ -31,6 +31,16 @@ pub enum PbdError {
         /// The refused value.
         value: f64,
     },
+    /// A value above its upper bound.
+    #[error("{name} must be at most {max} (got {value})")]
+    TooLarge {
+        /// What the value is.
+        name: &'static str,
+        /// The refused value.
+        value: f64,
+        /// Largest allowed value.
+        max: f64,
+    },
     /// A count (width, height, iterations …) outside its allowed range.
     #[error("{name} must be between {min} and {max} (got {value})")]
     OutOfRange {
@@ -76,6 +86,19 @@ pub fn non_negative(name: &'static str, value: f32) -> Result<f32, PbdError> {
         Err(PbdError::Negative {
             name,
             value: value as f64,
+        })
+    }
+}
+
+/// `Ok(value)` when `value ≤ max`, else [`PbdError::TooLarge`] (check finiteness first).
+pub fn at_most(name: &'static str, value: f32, max: f32) -> Result<f32, PbdError> {
+    if value <= max {
+        Ok(value)
+    } else {
+        Err(PbdError::TooLarge {
+            name,
+            value: value as f64,
+            max: max as f64,
         })
     }
 }

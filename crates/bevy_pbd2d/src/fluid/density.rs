@@ -79,22 +79,6 @@ impl Fluid<'_> {
         }
     }
 
-    /// Density ρᵢ (kg/m²) of the fluid row `i` whose lists are `chunk`'s row `k`.
-    #[inline]
-    pub fn density(&self, chunk: &NeighborChunk, k: usize, i: usize) -> f32 {
-        let xi = self.x[i];
-        let mut fluid = self.kernel.w0();
-        for &j in chunk.fluid_of(k) {
-            fluid += self.kernel.w((xi - self.x[j as usize]).length());
-        }
-        let mut boundary = 0.0;
-        for &b in chunk.boundary_of(k) {
-            boundary += self.boundary_psi[b as usize]
-                * self.kernel.w((xi - self.boundary_x[b as usize]).length());
-        }
-        self.mass * fluid + boundary
-    }
-
     /// (ρᵢ, λᵢ) of row `i` (the chunk's k-th), in one pass over the neighbours; stores ∇Wᵢⱼ in
     /// the chunk's per-pair scratch for [`Fluid::correction`].
     #[inline]
@@ -176,21 +160,6 @@ fn density_pass(fluid: &Fluid, chunks: &mut [NeighborChunk], rows: &mut [Density
     .sum()
 }
 
-/// Only the densities (for the final error at the iteration cap); returns Σ max(ρᵢ − ρ0, 0).
-fn density_only_pass(fluid: &Fluid, chunks: &[NeighborChunk], rows: &mut [DensityRow]) -> f64 {
-    for_chunks(rows, |first, out| {
-        let chunk = &chunks[first / CHUNK];
-        let mut error = 0.0f64;
-        for (k, row) in out.iter_mut().enumerate() {
-            row.density = fluid.density(chunk, k, first + k);
-            error += (row.density - fluid.rest_density).max(0.0) as f64;
-        }
-        error
-    })
-    .into_iter()
-    .sum()
-}
-
 /// Runs the density solve on `x[..fluid_count]`; returns (iterations, average error in %).
 pub(crate) fn solve(
     settings: &FluidSettings,
@@ -217,11 +186,8 @@ pub(crate) fn solve(
             boundary_x: &state.boundary_x,
             boundary_psi: &state.boundary_psi,
         };
-        if iterations == settings.max_iterations {
-            break density_only_pass(&fluid, chunks, &mut scratch.rows) * to_percent;
-        }
         let error = density_pass(&fluid, chunks, &mut scratch.rows) * to_percent;
-        if error <= tolerance {
+        if error <= tolerance || iterations == settings.max_iterations {
             break error;
         }
         let rows = &scratch.rows;

@@ -2,7 +2,7 @@
 
 use bevy::prelude::*;
 
-use crate::error::{PbdError, in_range, non_negative, positive};
+use crate::error::{PbdError, at_most, in_range, non_negative, positive};
 use crate::settings::MAX_ITERATIONS;
 
 /// Parameters of the Position Based Fluids solver (SI units; in 2D, densities are kg/m²).
@@ -75,18 +75,10 @@ impl FluidSettings {
     /// Sets the XSPH coefficient.
     ///
     /// # Errors
-    /// [`PbdError::OutOfRange`]-like [`PbdError::Negative`] outside 0 ..= 1; nothing changes.
+    /// [`PbdError::Negative`] below 0 or not finite, [`PbdError::TooLarge`] above 1; nothing
+    /// changes.
     pub fn set_viscosity(&mut self, viscosity: f32) -> Result<(), PbdError> {
-        let c = non_negative("viscosity", viscosity)?;
-        if c > 1.0 {
-            return Err(PbdError::OutOfRange {
-                name: "viscosity (× 100)",
-                value: (c * 100.0) as u64,
-                min: 0,
-                max: 100,
-            });
-        }
-        self.viscosity = c;
+        self.viscosity = Self::check_viscosity(viscosity)?;
         Ok(())
     }
 
@@ -119,16 +111,12 @@ impl FluidSettings {
         positive("epsilon", self.epsilon)?;
         non_negative("max density error (%)", self.max_density_error_percent)?;
         in_range("max iterations", self.max_iterations, 1, MAX_ITERATIONS)?;
-        positive("CFL number", self.cfl_number)?;
-        if self.cfl_number > 1.0 {
-            return Err(PbdError::OutOfRange {
-                name: "CFL number (× 100)",
-                value: (self.cfl_number * 100.0) as u64,
-                min: 1,
-                max: 100,
-            });
-        }
-        let mut copy = *self;
-        copy.set_viscosity(self.viscosity)
+        at_most("CFL number", positive("CFL number", self.cfl_number)?, 1.0)?;
+        Self::check_viscosity(self.viscosity).map(|_| ())
+    }
+
+    /// The XSPH coefficient must be in 0 ..= 1.
+    fn check_viscosity(viscosity: f32) -> Result<f32, PbdError> {
+        at_most("viscosity", non_negative("viscosity", viscosity)?, 1.0)
     }
 }
