@@ -52,64 +52,83 @@ impl CubicSpline {
     /// W at distance `r` (m), in 1/m².
     #[inline]
     pub fn w(&self, r: f32) -> f32 {
-        let q = r * self.inv_h;
-        if q <= 0.5 {
-            let q2 = q * q;
-            self.sigma * (6.0 * q2 * q - 6.0 * q2 + 1.0)
-        } else if q <= 1.0 {
-            let a = 1.0 - q;
-            self.sigma * 2.0 * a * a * a
-        } else {
-            0.0
-        }
+        self.terms(Lanes::splat(r)).0.as_array()[0]
     }
 
-    /// (W, ∇W) at offset r = xᵢ − xⱼ with ‖r‖ = `d`, sharing the work of both.
+    /// W(d) (1/m²) and the factor s (1/m⁴) with ∇W(r) = s r, at distances `d` = ‖r‖ (m), for
+    /// [`LANES`] pairs at once. Branch-free; s stays finite at d = 0 (the inner piece is
+    /// s = 6σ/h² (3q − 2)), and both are 0 for d ≥ h.
+    #[inline(always)]
+    fn terms(&self, d: Lanes) -> (Lanes, Lanes) {
+        let q = d * self.inv_h;
+        let q2 = q * q;
+        let inner_w = (q2 * q * 6.0 - q2 * 6.0 + 1.0) * self.sigma;
+        let inner_s = (q * 3.0 - 2.0) * (self.gradient_factor * self.inv_h);
+        let a = (Lanes::ONE - q).fast_max(Lanes::ZERO);
+        let outer_w = a * a * a * (2.0 * self.sigma);
+        let outer_s = a * a * (-self.gradient_factor) / d;
+        let inner = q.simd_le(Lanes::splat(0.5));
+        (
+            inner.select(inner_w, outer_w),
+            inner.select(inner_s, outer_s),
+        )
+    }
+
+    /// (W, ∇W) at offset r = xᵢ − xⱼ with ‖r‖ = `d` (one lane of [`CubicSpline::batch`]).
     #[inline]
     pub fn value_and_gradient(&self, r: Vec2, d: f32) -> (f32, Vec2) {
-        let q = d * self.inv_h;
-        if q > 1.0 {
-            return (0.0, Vec2::ZERO);
-        }
-        let (w, magnitude) = if q <= 0.5 {
-            let q2 = q * q;
-            (
-                self.sigma * (6.0 * q2 * q - 6.0 * q2 + 1.0),
-                self.gradient_factor * q * (3.0 * q - 2.0),
-            )
-        } else {
-            let a = 1.0 - q;
-            (self.sigma * 2.0 * a * a * a, -self.gradient_factor * a * a)
-        };
-        if q <= 1e-6 {
-            return (w, Vec2::ZERO);
-        }
-        (w, r * (magnitude / d))
+        let b = self.batch(Lanes::splat(r.x), Lanes::splat(r.y), Lanes::splat(d));
+        (
+            b.w.as_array()[0],
+            Vec2::new(b.gx.as_array()[0], b.gy.as_array()[0]),
+        )
     }
 
-    /// ∇W with respect to xᵢ for r = xᵢ − xⱼ (1/m³). Zero for ‖r‖ ≤ 10⁻⁶ h (no direction) and
-    /// for ‖r‖ > h.
+    /// W and ∇W of [`LANES`] offsets rᵢⱼ = (`rx`, `ry`) with lengths `d` at once.
+    #[inline(always)]
+    pub fn batch(&self, rx: Lanes, ry: Lanes, d: Lanes) -> KernelBatch {
+        let (w, s) = self.terms(d);
+        KernelBatch {
+            w,
+            gx: rx * s,
+            gy: ry * s,
+        }
+    }
+
+    /// ∇W with respect to xᵢ for r = xᵢ − xⱼ (1/m³); zero for ‖r‖ ≥ h.
     #[inline]
     pub fn gradient(&self, r: Vec2) -> Vec2 {
-        let d = r.length();
-        self.gradient_with_length(r, d)
+        self.value_and_gradient(r, r.length()).1
     }
+}
 
-    /// As [`CubicSpline::gradient`] with ‖r‖ = `d` already known.
-    #[inline]
-    pub fn gradient_with_length(&self, r: Vec2, d: f32) -> Vec2 {
-        let q = d * self.inv_h;
-        if q > 1.0 || q <= 1e-6 {
-            return Vec2::ZERO;
-        }
-        let magnitude = if q <= 0.5 {
-            self.gradient_factor * q * (3.0 * q - 2.0)
-        } else {
-            let a = 1.0 - q;
-            -self.gradient_factor * a * a
-        };
-        r * (magnitude / d)
-    }
+/// Number of neighbour pairs the batched loops evaluate together.
+pub const LANES: usize = 8;
+
+/// One f32 per lane ([`LANES`] of them), computed with SIMD where the target has it.
+pub type Lanes = wide::f32x8;
+
+/// W (1/m²) and ∇W (1/m³) of [`LANES`] pairs (see [`CubicSpline::batch`]).
+#[derive(Debug, Default, Clone, Copy, PartialEq)]
+pub struct KernelBatch {
+    /// W per lane (1/m²).
+    pub w: Lanes,
+    /// x component of ∇W per lane (1/m³).
+    pub gx: Lanes,
+    /// y component of ∇W per lane (1/m³).
+    pub gy: Lanes,
+}
+
+/// Σ of the lanes, in lane order (the same order on every target).
+#[inline(always)]
+pub fn sum_lanes(lanes: Lanes) -> f32 {
+    lanes.to_array().iter().sum()
+}
+
+/// Lengths √(x² + y²) of [`LANES`] vectors (m).
+#[inline(always)]
+pub fn lengths(x: Lanes, y: Lanes) -> Lanes {
+    (x * x + y * y).sqrt()
 }
 
 #[cfg(test)]
@@ -171,8 +190,28 @@ mod tests {
             let r = Vec2::new(x, y);
             let (w, g) = k.value_and_gradient(r, r.length());
             assert_eq!(w, k.w(r.length()));
-            assert!((g - k.gradient(r)).length() <= 1e-6 * g.length().max(1.0));
+            assert_eq!(g, k.gradient(r));
         }
+    }
+
+    #[test]
+    fn batch_is_bitwise_the_pairwise_kernel() {
+        let k = CubicSpline::new(0.1);
+        let rx = [0.0, 0.01, -0.03, 0.049, 0.05, 0.07, -0.099, 0.2];
+        let ry = [0.0, 0.02, 0.01, 0.0, 0.001, -0.05, 0.0, 0.1];
+        let d = lengths(Lanes::from(rx), Lanes::from(ry));
+        let b = k.batch(Lanes::from(rx), Lanes::from(ry), d);
+        let (w, gx, gy) = (b.w.to_array(), b.gx.to_array(), b.gy.to_array());
+        for l in 0..LANES {
+            let r = Vec2::new(rx[l], ry[l]);
+            assert_eq!(d.to_array()[l], r.length());
+            let (wl, g) = k.value_and_gradient(r, r.length());
+            assert_eq!((w[l], gx[l], gy[l]), (wl, g.x, g.y), "lane {l}");
+            assert!(wl.is_finite() && g.is_finite());
+        }
+        // Outside the support both are exactly zero; at r = 0 the gradient is zero, not NaN.
+        assert_eq!((w[7], gx[7], gy[7]), (0.0, 0.0, 0.0));
+        assert_eq!((gx[0], gy[0]), (0.0, 0.0));
     }
 
     #[test]

@@ -1,16 +1,32 @@
 //! Neighbour search: a spatial hash grid with cells of the support radius h and a 3 × 3 cell
 //! lookup ([Teschner et al. 2003], as in the PBF demo).
 //!
-//! Cells are integer coordinates ⌊x/h⌋ (any sign, any extent: no offset is added), hashed into
-//! a power-of-two table at least twice the particle count. Particles are counting-sorted by
-//! bucket, so a bucket holds any number of particles (no overflow) and the grid is rebuilt
-//! every step without allocating once its buffers have grown. A query visits each distinct
-//! bucket of the 3 × 3 cells once (two cells that hash to the same bucket are not visited twice)
-//! and keeps the particles closer than h.
+//! Cells are integer coordinates (cx, cy) = ⌊x/h⌋ (any sign, any extent: no offset is added).
+//! A cell's bucket is (cx + P·cy) mod T in a power-of-two table of T ≥ 2N buckets, so the three
+//! cells of one grid row, (cx − 1 ..= cx + 1, cy), are three consecutive buckets. Points are
+//! counting-sorted by bucket together with a copy of their positions, so a 3 × 3 query reads three
+//! contiguous runs of positions. Because P ≡ 3 (mod 8), the runs of rows cy − 1, cy and cy + 1
+//! are at least three buckets apart for every table size and never overlap: each point is
+//! visited at most once. Distinct cells may share a bucket; their points are filtered out by the
+//! distance test. A bucket holds any number of points (no overflow), and the grid is rebuilt
+//! every step without allocating once its buffers have grown.
 
 use bevy::prelude::*;
 
+use crate::kernel::{LANES, Lanes};
 use crate::parallel::{CHUNK, for_each_item};
+
+/// Row multiplier P of the bucket function (≡ 3 mod 8; the golden-ratio constant spreads rows
+/// over the table).
+const ROW: u32 = 0x9E37_79B3;
+
+/// ⌊v⌋ as an integer, saturating for huge values; NaN gives 0 (cheaper than `f32::floor`,
+/// which is a library call without SSE4.1).
+#[inline(always)]
+fn floor_to_i32(v: f32) -> i32 {
+    let t = v as i32;
+    t.saturating_sub(((t as f32) > v) as i32)
+}
 
 /// A spatial hash grid over a set of points.
 #[derive(Debug, Default, Clone)]
@@ -21,27 +37,27 @@ pub struct SpatialHashGrid {
     bucket_start: Vec<u32>,
     /// Point indices, sorted by bucket (and by index within a bucket).
     entries: Vec<u32>,
+    /// Positions of `entries`, in the same order.
+    sorted: Vec<Vec2>,
     /// Bucket of each point.
     bucket_of: Vec<u32>,
-    /// Fill cursor per bucket (scratch of `build`).
-    cursor: Vec<u32>,
 }
 
 impl SpatialHashGrid {
-    /// Integer cell of a point for cells of size 1/`inv_cell`. Saturates for huge coordinates;
-    /// NaN lands in cell (0, 0) (it is never anyone's neighbour: its distances are NaN).
-    #[inline]
-    fn cell(&self, p: Vec2) -> IVec2 {
-        IVec2::new(
-            (p.x * self.inv_cell).floor() as i32,
-            (p.y * self.inv_cell).floor() as i32,
-        )
+    /// First of the three consecutive buckets of cells (cx − 1 ..= cx + 1, cy).
+    #[inline(always)]
+    fn row_bucket(&self, cx: i32, cy: i32) -> usize {
+        ((cx as u32).wrapping_sub(1)).wrapping_add((cy as u32).wrapping_mul(ROW)) as usize
+            & self.mask
     }
 
-    #[inline]
-    fn bucket(&self, c: IVec2) -> usize {
-        let h = (c.x as u32).wrapping_mul(73_856_093) ^ (c.y as u32).wrapping_mul(19_349_663);
-        h as usize & self.mask
+    /// Integer cell of a point for cells of size 1/`inv_cell`.
+    #[inline(always)]
+    fn cell(&self, p: Vec2) -> (i32, i32) {
+        (
+            floor_to_i32(p.x * self.inv_cell),
+            floor_to_i32(p.y * self.inv_cell),
+        )
     }
 
     /// Rebuilds the grid for `points` with cell size `cell_size` (m), reusing buffers.
@@ -53,7 +69,9 @@ impl SpatialHashGrid {
         self.bucket_start.resize(table + 1, 0);
         self.bucket_of.clear();
         for &p in points {
-            let b = self.bucket(self.cell(p));
+            let (cx, cy) = self.cell(p);
+            // The cell's own bucket is one after its row run's first.
+            let b = (self.row_bucket(cx, cy) + 1) & self.mask;
             self.bucket_of.push(b as u32);
             self.bucket_start[b + 1] += 1;
         }
@@ -62,74 +80,140 @@ impl SpatialHashGrid {
         }
         self.entries.clear();
         self.entries.resize(points.len(), 0);
-        // Fill from the back of each bucket so that entries stay in index order.
-        self.cursor.clear();
-        self.cursor.extend_from_slice(&self.bucket_start[1..]);
+        self.sorted.clear();
+        self.sorted.resize(points.len(), Vec2::ZERO);
+        // Fill each bucket from its back (iterating points backwards), so that entries stay in
+        // index order; `bucket_start[b + 1]` serves as the cursor and ends up at `start[b]`.
         for (i, &b) in self.bucket_of.iter().enumerate().rev() {
-            let slot = &mut self.cursor[b as usize];
+            let slot = &mut self.bucket_start[b as usize + 1];
             *slot -= 1;
             self.entries[*slot as usize] = i as u32;
+            self.sorted[*slot as usize] = points[i];
         }
+        // Undo the cursor shift: bucket b now starts at bucket_start[b + 1].
+        self.bucket_start.rotate_left(1);
+        self.bucket_start[table] = points.len() as u32;
     }
 
-    /// Calls `f(j, xⱼ)` for every point j with ‖p − xⱼ‖ < `radius`, where `points` are the
-    /// points the grid was built from and `radius` ≤ the cell size.
+    /// The up to six runs of entry positions (`start..end`) covering the 3 × 3 cells around `p`
+    /// (a row's run is split in two where it wraps around the end of the table).
+    #[inline(always)]
+    fn runs(&self, p: Vec2) -> ([(u32, u32); 6], usize) {
+        let (cx, cy) = self.cell(p);
+        let mut runs = [(0, 0); 6];
+        let mut n = 0;
+        for dy in -1..=1 {
+            let b = self.row_bucket(cx, cy.wrapping_add(dy));
+            if b + 3 <= self.mask + 1 {
+                runs[n] = (self.bucket_start[b], self.bucket_start[b + 3]);
+                n += 1;
+            } else {
+                let table = self.mask + 1;
+                runs[n] = (self.bucket_start[b], self.bucket_start[table]);
+                runs[n + 1] = (self.bucket_start[0], self.bucket_start[b + 3 - table]);
+                n += 2;
+            }
+        }
+        (runs, n)
+    }
+
+    /// Calls `f(j, xⱼ)` for every point j with ‖p − xⱼ‖ < `radius`, where `radius` ≤ the cell
+    /// size.
     #[inline]
-    pub fn for_each_within(
-        &self,
-        points: &[Vec2],
-        p: Vec2,
-        radius: f32,
-        mut f: impl FnMut(u32, Vec2),
-    ) {
+    pub fn for_each_within(&self, p: Vec2, radius: f32, mut f: impl FnMut(u32, Vec2)) {
         if self.entries.is_empty() {
             return;
         }
         let r2 = radius * radius;
-        let c = self.cell(p);
-        let mut seen = [usize::MAX; 9];
-        let mut n = 0;
-        for dy in -1..=1 {
-            for dx in -1..=1 {
-                let b = self.bucket(IVec2::new(c.x.wrapping_add(dx), c.y.wrapping_add(dy)));
-                if seen[..n].contains(&b) {
-                    continue;
-                }
-                seen[n] = b;
-                n += 1;
-                let range = self.bucket_start[b] as usize..self.bucket_start[b + 1] as usize;
-                for &j in &self.entries[range] {
-                    let q = points[j as usize];
-                    if (p - q).length_squared() < r2 {
-                        f(j, q);
-                    }
+        let (runs, n) = self.runs(p);
+        for &(start, end) in &runs[..n] {
+            let range = start as usize..end as usize;
+            for (&j, &q) in self.entries[range.clone()].iter().zip(&self.sorted[range]) {
+                if (p - q).length_squared() < r2 {
+                    f(j, q);
                 }
             }
         }
     }
+
+    /// Appends to `out` every point j ≠ `exclude` with ‖p − xⱼ‖ < `radius` (≤ the cell size),
+    /// branch-free per candidate.
+    #[inline]
+    pub fn collect_within(&self, p: Vec2, radius: f32, exclude: u32, out: &mut Vec<u32>) {
+        if self.entries.is_empty() {
+            return;
+        }
+        let r2 = radius * radius;
+        let (runs, n) = self.runs(p);
+        for &(start, end) in &runs[..n] {
+            let range = start as usize..end as usize;
+            let first = out.len();
+            out.resize(first + range.len(), 0);
+            let slots = &mut out[first..];
+            let mut kept = 0;
+            for (&j, &q) in self.entries[range.clone()].iter().zip(&self.sorted[range]) {
+                slots[kept] = j;
+                kept += ((p - q).length_squared() < r2 && j != exclude) as usize;
+            }
+            out.truncate(first + kept);
+        }
+    }
 }
 
-/// Neighbour lists of a block of [`CHUNK`] consecutive fluid rows, in CSR form.
+/// Neighbour lists of a block of [`CHUNK`] consecutive fluid rows, in CSR form. Each row's
+/// fluid list is padded with the row itself to a whole number of [`LANES`]-wide batches, so the
+/// density solve reads and writes whole batches.
 #[derive(Debug, Default, Clone)]
 pub struct NeighborChunk {
-    /// `fluid_start[k]..fluid_start[k + 1]` index `fluid` for the chunk's k-th row.
+    /// `fluid_start[k]` (a multiple of [`LANES`]) is where the chunk's k-th row's list begins
+    /// in `fluid`; `fluid_start[k + 1]` is where it ends, padding included.
     pub fluid_start: Vec<u32>,
-    /// Fluid neighbour rows (excluding the particle itself).
+    /// Number of real fluid neighbours of the chunk's k-th row (the rest of its batches is
+    /// padding).
+    pub fluid_count: Vec<u32>,
+    /// Fluid neighbour rows (excluding the particle itself), then padding.
     pub fluid: Vec<u32>,
     /// `boundary_start[k]..boundary_start[k + 1]` index `boundary`.
     pub boundary_start: Vec<u32>,
     /// Boundary sample indices.
     pub boundary: Vec<u32>,
-    /// Per-pair scratch aligned with `fluid`: the density solve stores ∇Wᵢⱼ here in its
-    /// density pass and reuses it in the correction pass of the same iteration.
-    pub gradient: Vec<Vec2>,
+    /// Per-batch scratch, one entry per [`LANES`] entries of `fluid`: x components of ∇Wᵢⱼ
+    /// (1/m³), stored by the density pass and reused by the correction pass of the same
+    /// iteration (0 in padding lanes).
+    pub gradient_x: Vec<Lanes>,
+    /// y components of ∇Wᵢⱼ (1/m³), as `gradient_x`.
+    pub gradient_y: Vec<Lanes>,
+    /// Wᵢⱼ (1/m²) of the last density pass, which ran on the step's final positions (XSPH
+    /// reuses it; 0 in padding lanes).
+    pub kernel: Vec<Lanes>,
 }
 
 impl NeighborChunk {
-    /// Fluid neighbours of the chunk's k-th row.
+    /// Fluid neighbours of the chunk's k-th row (without padding).
     #[inline]
     pub fn fluid_of(&self, k: usize) -> &[u32] {
-        &self.fluid[self.fluid_start[k] as usize..self.fluid_start[k + 1] as usize]
+        let start = self.fluid_start[k] as usize;
+        &self.fluid[start..start + self.fluid_count[k] as usize]
+    }
+
+    /// The chunk's k-th row's padded fluid list, cut into batches of [`LANES`], each with the
+    /// index of its per-batch scratch entry and the mask of its real (non-padding) lanes.
+    #[inline]
+    pub fn fluid_batches(
+        &self,
+        k: usize,
+    ) -> impl Iterator<Item = (usize, &[u32; LANES], Lanes)> + '_ {
+        let (start, end) = (
+            self.fluid_start[k] as usize,
+            self.fluid_start[k + 1] as usize,
+        );
+        let count = self.fluid_count[k] as usize;
+        self.fluid[start..end]
+            .as_chunks::<LANES>()
+            .0
+            .iter()
+            .enumerate()
+            .map(move |(b, js)| (start / LANES + b, js, lanes_below(count - b * LANES)))
     }
 
     /// Boundary neighbours of the chunk's k-th row.
@@ -137,6 +221,12 @@ impl NeighborChunk {
     pub fn boundary_of(&self, k: usize) -> &[u32] {
         &self.boundary[self.boundary_start[k] as usize..self.boundary_start[k + 1] as usize]
     }
+}
+
+/// Mask of the lanes with index < `n`.
+#[inline(always)]
+pub fn lanes_below(n: usize) -> Lanes {
+    Lanes::from([0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0]).simd_lt(Lanes::splat(n as f32))
 }
 
 /// Grids and neighbour lists of the current step.
@@ -157,7 +247,6 @@ pub fn find_neighbors(
     fluid_grid: &SpatialHashGrid,
     fluid: &[Vec2],
     boundary_grid: &SpatialHashGrid,
-    boundary: &[Vec2],
     h: f32,
 ) {
     chunks.resize_with(fluid.len().div_ceil(CHUNK), NeighborChunk::default);
@@ -165,18 +254,19 @@ pub fn find_neighbors(
         chunk.fluid.clear();
         chunk.boundary.clear();
         chunk.fluid_start.clear();
+        chunk.fluid_count.clear();
         chunk.boundary_start.clear();
         chunk.fluid_start.push(0);
         chunk.boundary_start.push(0);
         let rows = c * CHUNK..((c + 1) * CHUNK).min(fluid.len());
         for i in rows {
             let p = fluid[i];
-            fluid_grid.for_each_within(fluid, p, h, |j, _| {
-                if j as usize != i {
-                    chunk.fluid.push(j);
-                }
-            });
-            boundary_grid.for_each_within(boundary, p, h, |k, _| chunk.boundary.push(k));
+            let start = chunk.fluid.len();
+            fluid_grid.collect_within(p, h, i as u32, &mut chunk.fluid);
+            chunk.fluid_count.push((chunk.fluid.len() - start) as u32);
+            let padded = chunk.fluid.len().next_multiple_of(LANES);
+            chunk.fluid.resize(padded, i as u32);
+            boundary_grid.collect_within(p, h, u32::MAX, &mut chunk.boundary);
             chunk.fluid_start.push(chunk.fluid.len() as u32);
             chunk.boundary_start.push(chunk.boundary.len() as u32);
         }
@@ -209,7 +299,7 @@ mod tests {
         (0..points.len())
             .map(|i| {
                 let mut v = Vec::new();
-                grid.for_each_within(points, points[i], h, |j, _| {
+                grid.for_each_within(points[i], h, |j, _| {
                     if j as usize != i {
                         v.push(j);
                     }
@@ -262,6 +352,31 @@ mod tests {
     }
 
     #[test]
+    fn small_tables_visit_each_point_once() {
+        // Few points: a 16-bucket table, where row runs wrap around its end and distinct rows
+        // land close together. A point visited twice would appear twice in its list.
+        let h = 0.1;
+        for offset in [-3.0f32, -0.05, 0.0, 0.07, 12.34] {
+            let points: Vec<Vec2> = (0..7)
+                .map(|k| Vec2::new(offset + 0.04 * (k % 3) as f32, offset + 0.045 * k as f32))
+                .collect();
+            for (i, list) in grid_lists(&points, h).iter().enumerate() {
+                assert_eq!(*list, brute(&points, i, h), "offset {offset}, particle {i}");
+            }
+        }
+    }
+
+    #[test]
+    fn floor_to_i32_is_floor() {
+        for v in [
+            -2.5f32, -1.0, -0.1, -0.0, 0.0, 0.3, 1.0, 7.9, -1e-7, 3e9, -3e9,
+        ] {
+            assert_eq!(floor_to_i32(v), v.floor() as i32, "{v}");
+        }
+        assert_eq!(floor_to_i32(f32::NAN), 0);
+    }
+
+    #[test]
     fn chunked_lists_equal_grid_queries() {
         let h = 0.1;
         let mut seed = 3;
@@ -275,9 +390,16 @@ mod tests {
         fg.build(&fluid, h);
         bg.build(&boundary, h);
         let mut chunks = Vec::new();
-        find_neighbors(&mut chunks, &fg, &fluid, &bg, &boundary, h);
+        find_neighbors(&mut chunks, &fg, &fluid, &bg, h);
         for i in 0..fluid.len() {
             let chunk = &chunks[i / CHUNK];
+            // Whole batches, padded with the particle itself.
+            assert_eq!(chunk.fluid.len() % LANES, 0);
+            let k = i % CHUNK;
+            let padded = chunk.fluid_start[k] as usize..chunk.fluid_start[k + 1] as usize;
+            let real = chunk.fluid_count[k] as usize;
+            assert!(padded.len() - real < LANES);
+            assert!(chunk.fluid[padded][real..].iter().all(|&j| j as usize == i));
             let mut f = chunk.fluid_of(i % CHUNK).to_vec();
             f.sort_unstable();
             assert_eq!(f, brute(&fluid, i, h));

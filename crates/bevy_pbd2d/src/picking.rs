@@ -131,7 +131,7 @@ impl PickGrid {
     /// The nearest point within `radius` of `p`: (entity, position, distance).
     fn nearest(&self, p: Vec2, radius: f32) -> Option<(Entity, Vec2, f32)> {
         let mut best: Option<(u32, Vec2, f32)> = None;
-        self.grid.for_each_within(&self.points, p, radius, |j, q| {
+        self.grid.for_each_within(p, radius, |j, q| {
             let d2 = (q - p).length_squared();
             if best.is_none_or(|(_, _, b)| d2 < b) {
                 best = Some((j, q, d2));

@@ -32,7 +32,7 @@ pub fn pseudo_masses(
         .map(|&p| {
             let mut sum = 0.0;
             // The sample itself is found at distance 0 and contributes W(0).
-            grid.for_each_within(points, p, h, |_, q| sum += kernel.w((p - q).length()));
+            grid.for_each_within(p, h, |_, q| sum += kernel.w((p - q).length()));
             rest_density / sum
         })
         .collect()

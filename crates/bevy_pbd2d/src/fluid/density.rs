@@ -22,8 +22,8 @@ use bevy::prelude::*;
 
 use crate::degenerate::pair_direction;
 use crate::fluid::FluidSettings;
-use crate::kernel::CubicSpline;
-use crate::neighbors::{NeighborChunk, NeighborState};
+use crate::kernel::{CubicSpline, LANES, Lanes, lengths, sum_lanes};
+use crate::neighbors::{NeighborChunk, NeighborState, lanes_below};
 use crate::parallel::{CHUNK, for_chunks, for_items_with_rows};
 use crate::solver::SolverState;
 use crate::stats::{PbdStats, Phase};
@@ -63,52 +63,96 @@ pub(crate) struct Fluid<'a> {
 }
 
 impl Fluid<'_> {
-    /// Offset, distance and kernel gradient for fluid rows i ≠ j. Coincident particles
-    /// (‖r‖ ≤ 10⁻⁶ h, where ∇W has no direction) are treated as 2·10⁻⁶ h apart along an
-    /// antisymmetric pair direction, so a duplicated particle is pushed away from its twin
-    /// instead of moving with it.
-    #[inline]
-    fn pair(&self, i: usize, j: usize) -> (Vec2, f32) {
-        let r = self.x[i] - self.x[j];
-        let d = r.length();
-        let tiny = 1e-6 * self.kernel.support_radius();
-        if d > tiny {
-            (r, d)
-        } else {
-            (2.0 * tiny * pair_direction(i, j), 2.0 * tiny)
+    /// Offsets rᵢⱼ = xᵢ − xⱼ (m) and their lengths for a batch of fluid neighbours `js` of row
+    /// `i` whose real lanes are `valid`. Coincident particles (‖r‖ ≤ 10⁻⁶ h, where ∇W has no
+    /// direction) are treated as 2·10⁻⁶ h apart along an antisymmetric pair direction, so a
+    /// duplicated particle is pushed away from its twin instead of moving with it.
+    #[inline(always)]
+    fn fluid_offsets(
+        &self,
+        i: usize,
+        xi: Vec2,
+        js: &[u32; LANES],
+        valid: Lanes,
+    ) -> (Lanes, Lanes, Lanes) {
+        let (mut rx, mut ry) = ([0.0; LANES], [0.0; LANES]);
+        for l in 0..LANES {
+            let r = xi - self.x[js[l] as usize];
+            rx[l] = r.x;
+            ry[l] = r.y;
         }
+        let d = lengths(Lanes::from(rx), Lanes::from(ry));
+        let tiny = 1e-6 * self.kernel.support_radius();
+        let coincident = d.simd_le(Lanes::splat(tiny)) & valid;
+        if !coincident.any() {
+            return (Lanes::from(rx), Lanes::from(ry), d);
+        }
+        let (mut d, coincident) = (d.to_array(), coincident.to_array());
+        for l in 0..LANES {
+            if coincident[l] != 0.0 {
+                let r = 2.0 * tiny * pair_direction(i, js[l] as usize);
+                (rx[l], ry[l], d[l]) = (r.x, r.y, 2.0 * tiny);
+            }
+        }
+        (Lanes::from(rx), Lanes::from(ry), Lanes::from(d))
     }
 
-    /// (ρᵢ, λᵢ) of row `i` (the chunk's k-th), in one pass over the neighbours; stores ∇Wᵢⱼ in
-    /// the chunk's per-pair scratch for [`Fluid::correction`].
+    /// Offsets and lengths from row `i` to up to [`LANES`] boundary samples `ks`, and the
+    /// samples' Ψ (kg; 0 in unused lanes).
+    #[inline(always)]
+    fn boundary_offsets(&self, xi: Vec2, ks: &[u32]) -> (Lanes, Lanes, Lanes, Lanes) {
+        let h = self.kernel.support_radius();
+        let (mut rx, mut ry, mut psi) = ([2.0 * h; LANES], [0.0; LANES], [0.0; LANES]);
+        for (l, &k) in ks.iter().enumerate() {
+            let r = xi - self.boundary_x[k as usize];
+            rx[l] = r.x;
+            ry[l] = r.y;
+            psi[l] = self.boundary_psi[k as usize];
+        }
+        let (rx, ry) = (Lanes::from(rx), Lanes::from(ry));
+        (rx, ry, lengths(rx, ry), Lanes::from(psi))
+    }
+
+    /// (ρᵢ, λᵢ) of row `i` (the chunk's k-th), in one pass over the neighbours, [`LANES`] pairs
+    /// at a time; stores ∇Wᵢⱼ and Wᵢⱼ in the chunk's per-batch scratch for
+    /// [`Fluid::correction`] and XSPH.
     #[inline]
     fn density_and_lambda(&self, chunk: &mut NeighborChunk, k: usize, i: usize) -> DensityRow {
         let xi = self.x[i];
-        let mut fluid_w = self.kernel.w0();
-        let mut fluid_grad = Vec2::ZERO;
-        let mut sum_grad2 = 0.0;
-        let range = chunk.fluid_start[k] as usize..chunk.fluid_start[k + 1] as usize;
-        for (&j, stored) in chunk.fluid[range.clone()]
-            .iter()
-            .zip(&mut chunk.gradient[range])
-        {
-            let (r, d) = self.pair(i, j as usize);
-            let (w, grad) = self.kernel.value_and_gradient(r, d);
-            *stored = grad;
-            fluid_w += w;
-            fluid_grad += grad;
-            sum_grad2 += grad.length_squared();
+        let (mut w, mut gx, mut gy, mut g2) = (Lanes::ZERO, Lanes::ZERO, Lanes::ZERO, Lanes::ZERO);
+        let (start, end) = (
+            chunk.fluid_start[k] as usize,
+            chunk.fluid_start[k + 1] as usize,
+        );
+        let count = chunk.fluid_count[k] as usize;
+        let batches = chunk.fluid[start..end].as_chunks::<LANES>().0;
+        for (b, js) in batches.iter().enumerate() {
+            let valid = lanes_below(count - b * LANES);
+            let (rx, ry, d) = self.fluid_offsets(i, xi, js, valid);
+            let mut kb = self.kernel.batch(rx, ry, d);
+            // Padding lanes are the particle itself (r = 0: ∇W = 0, but W = W(0)).
+            kb.w = valid.select(kb.w, Lanes::ZERO);
+            w += kb.w;
+            gx += kb.gx;
+            gy += kb.gy;
+            g2 += kb.gx * kb.gx + kb.gy * kb.gy;
+            let at = start / LANES + b;
+            chunk.gradient_x[at] = kb.gx;
+            chunk.gradient_y[at] = kb.gy;
+            chunk.kernel[at] = kb.w;
         }
-        let mut boundary_w = 0.0;
-        let mut boundary_gradient = Vec2::ZERO;
-        for &b in chunk.boundary_of(k) {
-            let b = b as usize;
-            let r = xi - self.boundary_x[b];
-            let (w, grad) = self.kernel.value_and_gradient(r, r.length());
-            boundary_w += self.boundary_psi[b] * w;
-            boundary_gradient += self.boundary_psi[b] * grad;
+        let (mut bw, mut bgx, mut bgy) = (Lanes::ZERO, Lanes::ZERO, Lanes::ZERO);
+        for ks in chunk.boundary_of(k).chunks(LANES) {
+            let (rx, ry, d, psi) = self.boundary_offsets(xi, ks);
+            let b = self.kernel.batch(rx, ry, d);
+            bw += psi * b.w;
+            bgx += psi * b.gx;
+            bgy += psi * b.gy;
         }
-        let density = self.mass * fluid_w + boundary_w;
+        let fluid_w = self.kernel.w0() + sum_lanes(w);
+        let fluid_grad = Vec2::new(sum_lanes(gx), sum_lanes(gy));
+        let boundary_gradient = Vec2::new(sum_lanes(bgx), sum_lanes(bgy));
+        let density = self.mass * fluid_w + sum_lanes(bw);
         let c = (density / self.rest_density - 1.0).max(0.0);
         if c == 0.0 {
             return DensityRow {
@@ -120,7 +164,8 @@ impl Fluid<'_> {
         // ∇ⱼCᵢ = −(m/ρ0)∇Wᵢⱼ, ∇ᵢCᵢ = (m Σ∇Wᵢⱼ + Σ Ψₖ∇Wᵢₖ)/ρ0.
         let scale = 1.0 / self.rest_density;
         let grad_i = (self.mass * fluid_grad + boundary_gradient) * scale;
-        let sum = (self.mass * scale) * (self.mass * scale) * sum_grad2 + grad_i.length_squared();
+        let sum =
+            (self.mass * scale) * (self.mass * scale) * sum_lanes(g2) + grad_i.length_squared();
         DensityRow {
             density,
             lambda: -c / (sum + self.epsilon),
@@ -133,22 +178,29 @@ impl Fluid<'_> {
     #[inline]
     fn correction(&self, chunk: &NeighborChunk, k: usize, i: usize, rows: &[DensityRow]) -> Vec2 {
         let li = rows[i].lambda;
-        let range = chunk.fluid_start[k] as usize..chunk.fluid_start[k + 1] as usize;
-        let mut fluid = Vec2::ZERO;
-        for (&j, &gradient) in chunk.fluid[range.clone()]
-            .iter()
-            .zip(&chunk.gradient[range])
-        {
-            fluid += (li + rows[j as usize].lambda) * gradient;
+        let (mut x, mut y) = (Lanes::ZERO, Lanes::ZERO);
+        for (at, js, _) in chunk.fluid_batches(k) {
+            let mut lj = [0.0; LANES];
+            for l in 0..LANES {
+                lj[l] = rows[js[l] as usize].lambda;
+            }
+            // Padding lanes have ∇W = 0.
+            let s = Lanes::splat(li) + Lanes::from(lj);
+            x += s * chunk.gradient_x[at];
+            y += s * chunk.gradient_y[at];
         }
-        (self.mass * fluid + li * rows[i].boundary_gradient) / self.rest_density
+        (self.mass * Vec2::new(sum_lanes(x), sum_lanes(y)) + li * rows[i].boundary_gradient)
+            / self.rest_density
     }
 }
 
 /// Computes ρ and λ of all fluid rows; returns Σ max(ρᵢ − ρ0, 0) (kg/m²).
 fn density_pass(fluid: &Fluid, chunks: &mut [NeighborChunk], rows: &mut [DensityRow]) -> f64 {
     for_items_with_rows(chunks, rows, |c, chunk, out| {
-        chunk.gradient.resize(chunk.fluid.len(), Vec2::ZERO);
+        let batches = chunk.fluid.len() / LANES;
+        chunk.gradient_x.resize(batches, Lanes::ZERO);
+        chunk.gradient_y.resize(batches, Lanes::ZERO);
+        chunk.kernel.resize(batches, Lanes::ZERO);
         let mut error = 0.0f64;
         for (k, row) in out.iter_mut().enumerate() {
             *row = fluid.density_and_lambda(chunk, k, c * CHUNK + k);

@@ -64,7 +64,6 @@ pub fn find_fluid_neighbors(
         &neighbors.fluid_grid,
         fluid,
         &neighbors.boundary_grid,
-        &state.boundary_x,
         h,
     );
     stats.end_phase(Phase::Neighbors, started);

@@ -18,7 +18,7 @@ use bevy::prelude::*;
 
 use crate::fluid::FluidSettings;
 use crate::fluid::density::DensityState;
-use crate::kernel::CubicSpline;
+use crate::kernel::{LANES, Lanes, sum_lanes};
 use crate::neighbors::NeighborState;
 use crate::parallel::{CHUNK, for_chunks};
 use crate::solver::SolverState;
@@ -42,13 +42,17 @@ pub fn apply_xsph_viscosity(
     mut stats: ResMut<PbdStats>,
 ) {
     let n = state.fluid_count;
-    if n == 0 || settings.viscosity == 0.0 || density.rows.len() != n {
+    // Wᵢⱼ comes from the density pass of this step, which ran on the final positions.
+    let solved = neighbors
+        .chunks
+        .iter()
+        .all(|c| c.kernel.len() * LANES == c.fluid.len());
+    if n == 0 || settings.viscosity == 0.0 || density.rows.len() != n || !solved {
         return;
     }
     let started = stats.begin_phase();
-    let kernel = CubicSpline::new(settings.support_radius);
     let c_m = settings.viscosity * settings.particle_mass();
-    let (x, v, w) = (&state.x[..n], &state.v[..n], &state.w[..n]);
+    let (v, w) = (&state.v[..n], &state.w[..n]);
     let rows = &density.rows;
     scratch.smoothed.resize(n, Vec2::ZERO);
     for_chunks(&mut scratch.smoothed, |first, out| {
@@ -60,14 +64,22 @@ pub fn apply_xsph_viscosity(
                 *out = vi;
                 continue;
             }
-            let mut sum = Vec2::ZERO;
-            for &j in chunk.fluid_of(k) {
-                let j = j as usize;
-                let rho = rows[j].density;
-                if rho > 0.0 {
-                    sum += (v[j] - vi) * (kernel.w((x[i] - x[j]).length()) / rho);
+            let (mut x, mut y) = (Lanes::ZERO, Lanes::ZERO);
+            for (at, js, _) in chunk.fluid_batches(k) {
+                let (mut vx, mut vy, mut rho) = ([0.0; LANES], [0.0; LANES], [0.0; LANES]);
+                for l in 0..LANES {
+                    let j = js[l] as usize;
+                    (vx[l], vy[l], rho[l]) = (v[j].x, v[j].y, rows[j].density);
                 }
+                // Padding lanes have W = 0; a zero density (never for fluid) adds nothing.
+                let rho = Lanes::from(rho);
+                let weight = rho
+                    .simd_gt(Lanes::ZERO)
+                    .select(chunk.kernel[at] / rho, Lanes::ZERO);
+                x += (Lanes::from(vx) - vi.x) * weight;
+                y += (Lanes::from(vy) - vi.y) * weight;
             }
+            let sum = Vec2::new(sum_lanes(x), sum_lanes(y));
             *out = vi + c_m * sum;
         }
     });
