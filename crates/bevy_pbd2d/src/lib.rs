@@ -38,6 +38,7 @@ pub mod kernel;
 pub mod neighbors;
 pub mod parallel;
 pub mod particle;
+pub mod phased;
 pub mod plugin;
 pub mod schedule;
 pub mod settings;

@@ -14,7 +14,8 @@
 use bevy::prelude::*;
 
 use crate::kernel::{LANES, Lanes};
-use crate::parallel::{CHUNK, for_each_item};
+use crate::parallel::{CHUNK, PARALLEL_FROM};
+use crate::phased::for_blocks_mut;
 
 /// Row multiplier P of the bucket function (≡ 3 mod 8; the golden-ratio constant spreads rows
 /// over the table).
@@ -241,7 +242,7 @@ pub struct NeighborState {
 }
 
 /// Fills `chunks` with the fluid and boundary neighbours (within `h`) of fluid rows
-/// `0..fluid.len()`, in parallel, reusing the chunks' buffers.
+/// `0..fluid.len()`, in parallel from [`PARALLEL_FROM`] rows up, reusing the chunks' buffers.
 pub fn find_neighbors(
     chunks: &mut Vec<NeighborChunk>,
     fluid_grid: &SpatialHashGrid,
@@ -250,27 +251,43 @@ pub fn find_neighbors(
     h: f32,
 ) {
     chunks.resize_with(fluid.len().div_ceil(CHUNK), NeighborChunk::default);
-    for_each_item(chunks, |c, chunk: &mut NeighborChunk| {
-        chunk.fluid.clear();
-        chunk.boundary.clear();
-        chunk.fluid_start.clear();
-        chunk.fluid_count.clear();
-        chunk.boundary_start.clear();
-        chunk.fluid_start.push(0);
-        chunk.boundary_start.push(0);
-        let rows = c * CHUNK..((c + 1) * CHUNK).min(fluid.len());
-        for i in rows {
-            let p = fluid[i];
-            let start = chunk.fluid.len();
-            fluid_grid.collect_within(p, h, i as u32, &mut chunk.fluid);
-            chunk.fluid_count.push((chunk.fluid.len() - start) as u32);
-            let padded = chunk.fluid.len().next_multiple_of(LANES);
-            chunk.fluid.resize(padded, i as u32);
-            boundary_grid.collect_within(p, h, u32::MAX, &mut chunk.boundary);
-            chunk.fluid_start.push(chunk.fluid.len() as u32);
-            chunk.boundary_start.push(chunk.boundary.len() as u32);
-        }
+    let threads = if fluid.len() < PARALLEL_FROM {
+        1
+    } else {
+        usize::MAX
+    };
+    for_blocks_mut(chunks, 1, threads, |c, chunk| {
+        fill_chunk(&mut chunk[0], c, fluid_grid, fluid, boundary_grid, h);
     });
+}
+
+/// Fills the neighbour lists of the c-th block of [`CHUNK`] fluid rows.
+fn fill_chunk(
+    chunk: &mut NeighborChunk,
+    c: usize,
+    fluid_grid: &SpatialHashGrid,
+    fluid: &[Vec2],
+    boundary_grid: &SpatialHashGrid,
+    h: f32,
+) {
+    chunk.fluid.clear();
+    chunk.boundary.clear();
+    chunk.fluid_start.clear();
+    chunk.fluid_count.clear();
+    chunk.boundary_start.clear();
+    chunk.fluid_start.push(0);
+    chunk.boundary_start.push(0);
+    for i in c * CHUNK..((c + 1) * CHUNK).min(fluid.len()) {
+        let p = fluid[i];
+        let start = chunk.fluid.len();
+        fluid_grid.collect_within(p, h, i as u32, &mut chunk.fluid);
+        chunk.fluid_count.push((chunk.fluid.len() - start) as u32);
+        let padded = chunk.fluid.len().next_multiple_of(LANES);
+        chunk.fluid.resize(padded, i as u32);
+        boundary_grid.collect_within(p, h, u32::MAX, &mut chunk.boundary);
+        chunk.fluid_start.push(chunk.fluid.len() as u32);
+        chunk.boundary_start.push(chunk.boundary.len() as u32);
+    }
 }
 
 #[cfg(test)]

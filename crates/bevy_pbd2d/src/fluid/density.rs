@@ -24,7 +24,8 @@ use crate::degenerate::pair_direction;
 use crate::fluid::FluidSettings;
 use crate::kernel::{CubicSpline, LANES, Lanes, lengths, sum_lanes};
 use crate::neighbors::{NeighborChunk, NeighborState, lanes_below};
-use crate::parallel::{CHUNK, for_chunks, for_items_with_rows};
+use crate::parallel::{CHUNK, PARALLEL_FROM};
+use crate::phased::{FINISHED, PhaseShared, run_phases};
 use crate::solver::SolverState;
 use crate::stats::{PbdStats, Phase};
 
@@ -46,8 +47,8 @@ pub struct DensityRow {
 pub struct DensityState {
     /// ρ and λ per fluid row.
     pub rows: Vec<DensityRow>,
-    /// Position correction Δxᵢ (m) of the last iteration.
-    pub correction: Vec<Vec2>,
+    /// Σ max(ρᵢ − ρ0, 0) (kg/m²) of each block of [`CHUNK`] rows in the last density pass.
+    pub block_errors: Vec<f64>,
 }
 
 /// Constants of one solve.
@@ -57,7 +58,6 @@ pub(crate) struct Fluid<'a> {
     pub mass: f32,
     pub rest_density: f32,
     pub epsilon: f32,
-    pub x: &'a [Vec2],
     pub boundary_x: &'a [Vec2],
     pub boundary_psi: &'a [f32],
 }
@@ -70,14 +70,14 @@ impl Fluid<'_> {
     #[inline(always)]
     fn fluid_offsets(
         &self,
+        x: &[Vec2],
         i: usize,
-        xi: Vec2,
         js: &[u32; LANES],
         valid: Lanes,
     ) -> (Lanes, Lanes, Lanes) {
         let (mut rx, mut ry) = ([0.0; LANES], [0.0; LANES]);
         for l in 0..LANES {
-            let r = xi - self.x[js[l] as usize];
+            let r = x[i] - x[js[l] as usize];
             rx[l] = r.x;
             ry[l] = r.y;
         }
@@ -117,8 +117,14 @@ impl Fluid<'_> {
     /// at a time; stores ∇Wᵢⱼ and Wᵢⱼ in the chunk's per-batch scratch for
     /// [`Fluid::correction`] and XSPH.
     #[inline]
-    fn density_and_lambda(&self, chunk: &mut NeighborChunk, k: usize, i: usize) -> DensityRow {
-        let xi = self.x[i];
+    fn density_and_lambda(
+        &self,
+        x: &[Vec2],
+        chunk: &mut NeighborChunk,
+        k: usize,
+        i: usize,
+    ) -> DensityRow {
+        let xi = x[i];
         let (mut w, mut gx, mut gy, mut g2) = (Lanes::ZERO, Lanes::ZERO, Lanes::ZERO, Lanes::ZERO);
         let (start, end) = (
             chunk.fluid_start[k] as usize,
@@ -128,7 +134,7 @@ impl Fluid<'_> {
         let batches = chunk.fluid[start..end].as_chunks::<LANES>().0;
         for (b, js) in batches.iter().enumerate() {
             let valid = lanes_below(count - b * LANES);
-            let (rx, ry, d) = self.fluid_offsets(i, xi, js, valid);
+            let (rx, ry, d) = self.fluid_offsets(x, i, js, valid);
             let mut kb = self.kernel.batch(rx, ry, d);
             // Padding lanes are the particle itself (r = 0: ∇W = 0, but W = W(0)).
             kb.w = valid.select(kb.w, Lanes::ZERO);
@@ -173,6 +179,27 @@ impl Fluid<'_> {
         }
     }
 
+    /// ρ and λ of the rows `block` (the chunk's rows) into `out`; returns their
+    /// Σ max(ρᵢ − ρ0, 0) (kg/m²).
+    fn density_block(
+        &self,
+        x: &[Vec2],
+        chunk: &mut NeighborChunk,
+        block: core::ops::Range<usize>,
+        out: &mut [DensityRow],
+    ) -> f64 {
+        let batches = chunk.fluid.len() / LANES;
+        chunk.gradient_x.resize(batches, Lanes::ZERO);
+        chunk.gradient_y.resize(batches, Lanes::ZERO);
+        chunk.kernel.resize(batches, Lanes::ZERO);
+        let mut error = 0.0f64;
+        for (k, row) in out.iter_mut().enumerate() {
+            *row = self.density_and_lambda(x, chunk, k, block.start + k);
+            error += (row.density - self.rest_density).max(0.0) as f64;
+        }
+        error
+    }
+
     /// Δxᵢ (m) of row `i` (the chunk's k-th), from the gradients the density pass of this
     /// iteration stored.
     #[inline]
@@ -194,25 +221,17 @@ impl Fluid<'_> {
     }
 }
 
-/// Computes ρ and λ of all fluid rows; returns Σ max(ρᵢ − ρ0, 0) (kg/m²).
-fn density_pass(fluid: &Fluid, chunks: &mut [NeighborChunk], rows: &mut [DensityRow]) -> f64 {
-    for_items_with_rows(chunks, rows, |c, chunk, out| {
-        let batches = chunk.fluid.len() / LANES;
-        chunk.gradient_x.resize(batches, Lanes::ZERO);
-        chunk.gradient_y.resize(batches, Lanes::ZERO);
-        chunk.kernel.resize(batches, Lanes::ZERO);
-        let mut error = 0.0f64;
-        for (k, row) in out.iter_mut().enumerate() {
-            *row = fluid.density_and_lambda(chunk, k, c * CHUNK + k);
-            error += (row.density - fluid.rest_density).max(0.0) as f64;
-        }
-        error
-    })
-    .into_iter()
-    .sum()
-}
+/// Phase of the solve: ρ, C and λ of every row, and the block's error.
+const DENSITY: u32 = 0;
+/// Phase of the solve: Δx of every row, applied to x.
+const CORRECTION: u32 = 1;
 
 /// Runs the density solve on `x[..fluid_count]`; returns (iterations, average error in %).
+///
+/// Each iteration is two phases over blocks of [`CHUNK`] rows ([`run_phases`]): the density
+/// pass (reads all x, writes the block's ρ, λ and per-pair scratch) and the correction pass
+/// (reads all λ and the block's scratch, writes the block's x). The loop stops before
+/// correcting once the average error is within the tolerance, or at the iteration cap.
 pub(crate) fn solve(
     settings: &FluidSettings,
     state: &mut SolverState,
@@ -224,43 +243,64 @@ pub(crate) fn solve(
         return (0, 0.0);
     }
     scratch.rows.resize(n, DensityRow::default());
-    scratch.correction.resize(n, Vec2::ZERO);
+    scratch.block_errors.resize(chunks.len(), 0.0);
+    let fluid = Fluid {
+        kernel: CubicSpline::new(settings.support_radius),
+        mass: settings.particle_mass(),
+        rest_density: settings.rest_density,
+        epsilon: settings.epsilon,
+        boundary_x: &state.boundary_x,
+        boundary_psi: &state.boundary_psi,
+    };
     let tolerance = settings.max_density_error_percent as f64;
     let to_percent = 100.0 / (n as f64 * settings.rest_density as f64);
-    let mut iterations = 0;
-    let error = loop {
-        let fluid = Fluid {
-            kernel: CubicSpline::new(settings.support_radius),
-            mass: settings.particle_mass(),
-            rest_density: settings.rest_density,
-            epsilon: settings.epsilon,
-            x: &state.x[..n],
-            boundary_x: &state.boundary_x,
-            boundary_psi: &state.boundary_psi,
-        };
-        let error = density_pass(&fluid, chunks, &mut scratch.rows) * to_percent;
-        if error <= tolerance || iterations == settings.max_iterations {
-            break error;
-        }
-        let rows = &scratch.rows;
-        let lists: &[NeighborChunk] = chunks;
-        for_chunks(&mut scratch.correction, |first, out| {
-            let chunk = &lists[first / CHUNK];
-            for (k, dx) in out.iter_mut().enumerate() {
-                *dx = fluid.correction(chunk, k, first + k, rows);
+    let w = &state.w[..n];
+    let x = PhaseShared::new(&mut state.x[..n]);
+    let rows = PhaseShared::new(&mut scratch.rows);
+    let errors = PhaseShared::new(&mut scratch.block_errors);
+    let blocks = chunks.len();
+    let lists = PhaseShared::new(chunks);
+    let (mut iterations, mut error) = (0, 0.0);
+    let threads = if n < PARALLEL_FROM { 1 } else { usize::MAX };
+    run_phases(
+        blocks,
+        threads,
+        DENSITY,
+        |phase, c| {
+            let block = c * CHUNK..(c + 1) * CHUNK;
+            // SAFETY: each block is claimed by one thread per phase. The density phase
+            // writes only block c of `rows`, `errors` and `lists` and reads `x`; the
+            // correction phase writes only block c of `x` and reads `rows` and `lists`.
+            unsafe {
+                let chunk = &mut lists.block_mut(c..c + 1)[0];
+                if phase == DENSITY {
+                    let (x, out) = (x.read(), rows.block_mut(block.clone()));
+                    errors.block_mut(c..c + 1)[0] = fluid.density_block(x, chunk, block, out);
+                } else {
+                    let rows = rows.read();
+                    for (k, xi) in x.block_mut(block.clone()).iter_mut().enumerate() {
+                        let i = block.start + k;
+                        if w[i] > 0.0 {
+                            *xi += fluid.correction(chunk, k, i, rows);
+                        }
+                    }
+                }
             }
-        });
-        for ((x, &dx), &w) in state.x[..n]
-            .iter_mut()
-            .zip(&scratch.correction)
-            .zip(&state.w[..n])
-        {
-            if w > 0.0 {
-                *x += dx;
+        },
+        |phase| {
+            if phase == CORRECTION {
+                iterations += 1;
+                return DENSITY;
             }
-        }
-        iterations += 1;
-    };
+            // SAFETY: between phases no block runs.
+            error = unsafe { errors.read() }.iter().sum::<f64>() * to_percent;
+            if error <= tolerance || iterations == settings.max_iterations {
+                FINISHED
+            } else {
+                CORRECTION
+            }
+        },
+    );
     (iterations, error as f32)
 }
 

@@ -20,7 +20,8 @@ use crate::fluid::FluidSettings;
 use crate::fluid::density::DensityState;
 use crate::kernel::{LANES, Lanes, sum_lanes};
 use crate::neighbors::NeighborState;
-use crate::parallel::{CHUNK, for_chunks};
+use crate::parallel::{CHUNK, PARALLEL_FROM};
+use crate::phased::for_blocks_mut;
 use crate::solver::SolverState;
 use crate::stats::{PbdStats, Phase};
 
@@ -55,7 +56,8 @@ pub fn apply_xsph_viscosity(
     let (v, w) = (&state.v[..n], &state.w[..n]);
     let rows = &density.rows;
     scratch.smoothed.resize(n, Vec2::ZERO);
-    for_chunks(&mut scratch.smoothed, |first, out| {
+    let threads = if n < PARALLEL_FROM { 1 } else { usize::MAX };
+    for_blocks_mut(&mut scratch.smoothed, CHUNK, threads, |first, out| {
         let chunk = &neighbors.chunks[first / CHUNK];
         for (k, out) in out.iter_mut().enumerate() {
             let i = first + k;

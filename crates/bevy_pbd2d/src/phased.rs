@@ -1,0 +1,275 @@
+//! A parallel region that lasts a whole iterative solve: a sequence of phases, each a set of
+//! independent blocks of work, with a serial decision between phases.
+//!
+//! Starting and joining tasks costs tens of microseconds on a loaded or virtual machine (the
+//! pool's threads sleep and must be woken), more than one pass over a thousand particles takes.
+//! [`run_phases`] wakes the pool's threads once: every participating thread then claims blocks of
+//! the current phase from a shared counter, and the thread that completes a phase's last block
+//! runs the decision that picks the next phase (or ends the run) and publishes it. A thread
+//! that finds no unclaimed block waits (spinning, then yielding) for the next phase.
+//!
+//! No thread ever waits for a block that nobody has claimed, so the run completes even if
+//! the spawned helpers never get a thread: the calling thread then does every block itself.
+//! Each block's result depends only on the phase's inputs, and the decision reads per-block
+//! results in block order, so the outcome is bitwise the same whatever the number of threads.
+//!
+//! Data that one phase reads and another writes lives in [`PhaseShared`]: within a phase it is
+//! either only read, or written in disjoint blocks, each by the one thread that claimed it.
+
+use core::cell::UnsafeCell;
+use core::marker::PhantomData;
+use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
+
+use crate::parallel::pool;
+
+/// Phase id that ends the run.
+pub const FINISHED: u32 = u32::MAX;
+
+/// Shared progress: `state` holds the phase's epoch (high 32 bits) and the next unclaimed block
+/// (low 32 bits); `phase` the id of the epoch's phase.
+struct Progress {
+    state: AtomicU64,
+    phase: AtomicU32,
+    completed: AtomicUsize,
+}
+
+/// Runs phases of `blocks` blocks each, starting with phase `first`: `work(phase, block)` for
+/// every block (on any participating thread), then `next(phase)` once on the thread that
+/// completed the phase, which returns the next phase id or [`FINISHED`]. Uses up to
+/// `max_threads` threads of the compute task pool (the calling thread included); with one, or
+/// with a single block, everything runs on the calling thread.
+pub fn run_phases<W, N>(blocks: usize, max_threads: usize, first: u32, work: W, next: N)
+where
+    W: Fn(u32, usize) + Sync,
+    N: FnMut(u32) -> u32 + Send,
+{
+    if blocks == 0 {
+        let (mut phase, mut next) = (first, next);
+        while phase != FINISHED {
+            phase = next(phase);
+        }
+        return;
+    }
+    let progress = Progress {
+        state: AtomicU64::new(0),
+        phase: AtomicU32::new(first),
+        completed: AtomicUsize::new(0),
+    };
+    let next = Mutex::new(next);
+    let threads = max_threads.min(pool().thread_num()).min(blocks).max(1);
+    let participate = || participate(&progress, blocks, &work, &next);
+    if threads == 1 {
+        participate();
+        return;
+    }
+    pool().scope(|scope| {
+        for _ in 1..threads {
+            scope.spawn(async { participate() });
+        }
+        participate();
+    });
+}
+
+/// Calls `f(first, block)` for the consecutive blocks of `block_len` elements of `data`
+/// (`first` is the block's first index), in parallel on up to `max_threads` threads: a
+/// [`run_phases`] run with a single phase.
+pub fn for_blocks_mut<T, F>(data: &mut [T], block_len: usize, max_threads: usize, f: F)
+where
+    T: Send + Sync,
+    F: Fn(usize, &mut [T]) + Sync,
+{
+    let blocks = data.len().div_ceil(block_len);
+    let shared = PhaseShared::new(data);
+    run_phases(
+        blocks,
+        max_threads,
+        0,
+        |_, b| {
+            let range = b * block_len..(b + 1) * block_len;
+            // SAFETY: the single phase only writes, each block from the thread that claimed it.
+            f(range.start, unsafe { shared.block_mut(range) });
+        },
+        |_| FINISHED,
+    );
+}
+
+/// One thread's share of a run: claims and works blocks until the run is finished.
+fn participate<W, N>(progress: &Progress, blocks: usize, work: &W, next: &Mutex<N>)
+where
+    W: Fn(u32, usize) + Sync,
+    N: FnMut(u32) -> u32,
+{
+    let mut spins = 0u32;
+    loop {
+        let state = progress.state.load(Ordering::Acquire);
+        let phase = progress.phase.load(Ordering::Acquire);
+        if phase == FINISHED {
+            return;
+        }
+        let (epoch, block) = ((state >> 32) as u32, (state & 0xFFFF_FFFF) as usize);
+        if block >= blocks {
+            // Everything is claimed: wait for the thread finishing the last block.
+            spins += 1;
+            if spins < 256 {
+                core::hint::spin_loop();
+            } else {
+                std::thread::yield_now();
+            }
+            continue;
+        }
+        // Claim `block` of this epoch (fails if another thread took it or the phase moved on).
+        if progress
+            .state
+            .compare_exchange_weak(state, state + 1, Ordering::AcqRel, Ordering::Relaxed)
+            .is_err()
+        {
+            continue;
+        }
+        spins = 0;
+        // A panicking block ends the run for every thread (nobody waits for it forever), then
+        // propagates.
+        let finish = || {
+            progress.phase.store(FINISHED, Ordering::Release);
+        };
+        if let Err(panic) = catch_unwind(AssertUnwindSafe(|| work(phase, block))) {
+            finish();
+            resume_unwind(panic);
+        }
+        if progress.completed.fetch_add(1, Ordering::AcqRel) + 1 == blocks {
+            // The last block of the phase: decide, then publish the next phase.
+            let decided = catch_unwind(AssertUnwindSafe(|| match next.lock() {
+                Ok(mut next) => next(phase),
+                Err(_) => FINISHED,
+            }));
+            let following = match decided {
+                Ok(following) => following,
+                Err(panic) => {
+                    finish();
+                    resume_unwind(panic);
+                }
+            };
+            progress.completed.store(0, Ordering::Relaxed);
+            progress.phase.store(following, Ordering::Release);
+            progress
+                .state
+                .store(u64::from(epoch.wrapping_add(1)) << 32, Ordering::Release);
+        }
+    }
+}
+
+/// A slice that the blocks of a [`run_phases`] run share: in any one phase it is either only
+/// read (by every block) or only written, each block writing its own disjoint part.
+pub struct PhaseShared<'a, T> {
+    cells: &'a [UnsafeCell<T>],
+    _borrow: PhantomData<&'a mut [T]>,
+}
+
+// SAFETY: access goes through `read` and `block_mut`, whose callers guarantee that no element
+// is written while another thread reads or writes it (see the methods).
+unsafe impl<T: Send + Sync> Sync for PhaseShared<'_, T> {}
+
+impl<'a, T> PhaseShared<'a, T> {
+    /// Shares `slice` for the duration of a run.
+    pub fn new(slice: &'a mut [T]) -> Self {
+        let len = slice.len();
+        // SAFETY: UnsafeCell<T> has the same layout as T, and the exclusive borrow is held for 'a.
+        let cells = unsafe { core::slice::from_raw_parts(slice.as_mut_ptr().cast(), len) };
+        Self {
+            cells,
+            _borrow: PhantomData,
+        }
+    }
+
+    /// The whole slice, for reading.
+    ///
+    /// # Safety
+    /// No thread may write any element during the current phase.
+    pub unsafe fn read(&self) -> &[T] {
+        // SAFETY: same layout; the caller guarantees there is no concurrent writer.
+        unsafe { core::slice::from_raw_parts(self.cells.as_ptr().cast(), self.cells.len()) }
+    }
+
+    /// Elements `range` (clamped to the slice), for writing.
+    ///
+    /// # Safety
+    /// During the current phase only the calling thread may access these elements, and no
+    /// thread may [`read`](Self::read) the slice.
+    #[allow(clippy::mut_from_ref)]
+    pub unsafe fn block_mut(&self, range: core::ops::Range<usize>) -> &mut [T] {
+        let end = range.end.min(self.cells.len());
+        let start = range.start.min(end);
+        let cells = &self.cells[start..end];
+        // SAFETY: the caller guarantees exclusive access to these elements in this phase.
+        unsafe { core::slice::from_raw_parts_mut(UnsafeCell::raw_get(cells.as_ptr()), cells.len()) }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A Jacobi-style run: phase 0 sums neighbours into `b`, phase 1 copies back, for a data
+    /// dependent number of rounds; identical for every thread count.
+    fn rounds(threads: usize) -> (Vec<u64>, u32) {
+        let n = 1000;
+        let mut a: Vec<u64> = (0..n as u64).collect();
+        let mut b = vec![0u64; n];
+        let mut rounds = 0;
+        {
+            let (sa, sb) = (PhaseShared::new(&mut a), PhaseShared::new(&mut b));
+            run_phases(
+                n.div_ceil(64),
+                threads,
+                0,
+                |phase, block| unsafe {
+                    let rows = block * 64..(block + 1) * 64;
+                    if phase == 0 {
+                        let a = sa.read();
+                        for (k, out) in sb.block_mut(rows.clone()).iter_mut().enumerate() {
+                            let i = rows.start + k;
+                            *out = a[i] + a[(i + 1) % n] / 2;
+                        }
+                    } else {
+                        let b = sb.read();
+                        let out = sa.block_mut(rows.clone());
+                        out.copy_from_slice(&b[rows.start..rows.start + out.len()]);
+                    }
+                },
+                |phase| {
+                    if phase == 1 {
+                        rounds += 1;
+                    }
+                    match (phase, rounds) {
+                        (0, _) => 1,
+                        (_, r) if r < 7 => 0,
+                        _ => FINISHED,
+                    }
+                },
+            );
+        }
+        (a, rounds)
+    }
+
+    #[test]
+    fn any_thread_count_gives_the_serial_result() {
+        let serial = rounds(1);
+        assert_eq!(serial.1, 7);
+        // Row 0 after 7 rounds of a ← a + next/2 is not trivially 0 or unchanged.
+        assert!(serial.0[0] > 0 && serial.0[10] != 10);
+        for threads in [2, 3, 8] {
+            assert_eq!(rounds(threads), serial, "{threads} threads");
+        }
+    }
+
+    #[test]
+    fn a_panicking_block_ends_the_run_instead_of_hanging() {
+        for threads in [1, 2] {
+            let result = std::panic::catch_unwind(|| {
+                run_phases(16, threads, 0, |_, block| assert!(block != 5), |_| 0);
+            });
+            assert!(result.is_err(), "{threads} threads");
+        }
+    }
+}
