@@ -277,8 +277,7 @@ fn fill_chunk(
     chunk.boundary_start.clear();
     chunk.fluid_start.push(0);
     chunk.boundary_start.push(0);
-    for i in c * CHUNK..((c + 1) * CHUNK).min(fluid.len()) {
-        let p = fluid[i];
+    for (i, &p) in fluid.iter().enumerate().skip(c * CHUNK).take(CHUNK) {
         let start = chunk.fluid.len();
         fluid_grid.collect_within(p, h, i as u32, &mut chunk.fluid);
         chunk.fluid_count.push((chunk.fluid.len() - start) as u32);
