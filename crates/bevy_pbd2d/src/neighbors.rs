@@ -227,7 +227,7 @@ impl NeighborChunk {
 /// Mask of the lanes with index < `n`.
 #[inline(always)]
 pub fn lanes_below(n: usize) -> Lanes {
-    Lanes::from([0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0]).simd_lt(Lanes::splat(n as f32))
+    Lanes::from(core::array::from_fn(|l| l as f32)).simd_lt(Lanes::splat(n as f32))
 }
 
 /// Grids and neighbour lists of the current step.

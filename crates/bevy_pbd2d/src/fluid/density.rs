@@ -66,15 +66,17 @@ impl Fluid<'_> {
     /// Offsets rᵢⱼ = xᵢ − xⱼ (m) and their lengths for a batch of fluid neighbours `js` of row
     /// `i` whose real lanes are `valid`. Coincident particles (‖r‖ ≤ 10⁻⁶ h, where ∇W has no
     /// direction) are treated as 2·10⁻⁶ h apart along an antisymmetric pair direction, so a
-    /// duplicated particle is pushed away from its twin instead of moving with it.
+    /// duplicated particle is pushed away from its twin instead of moving with it; without
+    /// `PATCH`, a batch with such a pair gives `None` (the caller retries on a cold path, which
+    /// keeps the hot loop free of calls).
     #[inline(always)]
-    fn fluid_offsets(
+    fn fluid_offsets<const PATCH: bool>(
         &self,
         x: &[Vec2],
         i: usize,
         js: &[u32; LANES],
         valid: Lanes,
-    ) -> (Lanes, Lanes, Lanes) {
+    ) -> Option<(Lanes, Lanes, Lanes)> {
         let (mut rx, mut ry) = ([0.0; LANES], [0.0; LANES]);
         for l in 0..LANES {
             let r = x[i] - x[js[l] as usize];
@@ -85,7 +87,10 @@ impl Fluid<'_> {
         let tiny = 1e-6 * self.kernel.support_radius();
         let coincident = d.simd_le(Lanes::splat(tiny)) & valid;
         if !coincident.any() {
-            return (Lanes::from(rx), Lanes::from(ry), d);
+            return Some((Lanes::from(rx), Lanes::from(ry), d));
+        }
+        if !PATCH {
+            return None;
         }
         let (mut d, coincident) = (d.to_array(), coincident.to_array());
         for l in 0..LANES {
@@ -94,7 +99,7 @@ impl Fluid<'_> {
                 (rx[l], ry[l], d[l]) = (r.x, r.y, 2.0 * tiny);
             }
         }
-        (Lanes::from(rx), Lanes::from(ry), Lanes::from(d))
+        Some((Lanes::from(rx), Lanes::from(ry), Lanes::from(d)))
     }
 
     /// Offsets and lengths from row `i` to up to [`LANES`] boundary samples `ks`, and the
@@ -124,6 +129,35 @@ impl Fluid<'_> {
         k: usize,
         i: usize,
     ) -> DensityRow {
+        match self.density_and_lambda_with::<false>(x, chunk, k, i) {
+            Some(row) => row,
+            None => self.density_and_lambda_coincident(x, chunk, k, i),
+        }
+    }
+
+    /// [`Fluid::density_and_lambda`] of a row with a coincident neighbour (rare).
+    #[cold]
+    #[inline(never)]
+    fn density_and_lambda_coincident(
+        &self,
+        x: &[Vec2],
+        chunk: &mut NeighborChunk,
+        k: usize,
+        i: usize,
+    ) -> DensityRow {
+        self.density_and_lambda_with::<true>(x, chunk, k, i)
+            .unwrap_or_default()
+    }
+
+    /// [`Fluid::density_and_lambda`]; `None` for a coincident neighbour without `PATCH`.
+    #[inline(always)]
+    fn density_and_lambda_with<const PATCH: bool>(
+        &self,
+        x: &[Vec2],
+        chunk: &mut NeighborChunk,
+        k: usize,
+        i: usize,
+    ) -> Option<DensityRow> {
         let xi = x[i];
         let (mut w, mut gx, mut gy, mut g2) = (Lanes::ZERO, Lanes::ZERO, Lanes::ZERO, Lanes::ZERO);
         let (start, end) = (
@@ -134,7 +168,7 @@ impl Fluid<'_> {
         let batches = chunk.fluid[start..end].as_chunks::<LANES>().0;
         for (b, js) in batches.iter().enumerate() {
             let valid = lanes_below(count - b * LANES);
-            let (rx, ry, d) = self.fluid_offsets(x, i, js, valid);
+            let (rx, ry, d) = self.fluid_offsets::<PATCH>(x, i, js, valid)?;
             let mut kb = self.kernel.batch(rx, ry, d);
             // Padding lanes are the particle itself (r = 0: ∇W = 0, but W = W(0)).
             kb.w = valid.select(kb.w, Lanes::ZERO);
@@ -161,22 +195,22 @@ impl Fluid<'_> {
         let density = self.mass * fluid_w + sum_lanes(bw);
         let c = (density / self.rest_density - 1.0).max(0.0);
         if c == 0.0 {
-            return DensityRow {
+            return Some(DensityRow {
                 density,
                 lambda: 0.0,
                 boundary_gradient,
-            };
+            });
         }
         // ∇ⱼCᵢ = −(m/ρ0)∇Wᵢⱼ, ∇ᵢCᵢ = (m Σ∇Wᵢⱼ + Σ Ψₖ∇Wᵢₖ)/ρ0.
         let scale = 1.0 / self.rest_density;
         let grad_i = (self.mass * fluid_grad + boundary_gradient) * scale;
         let sum =
             (self.mass * scale) * (self.mass * scale) * sum_lanes(g2) + grad_i.length_squared();
-        DensityRow {
+        Some(DensityRow {
             density,
             lambda: -c / (sum + self.epsilon),
             boundary_gradient,
-        }
+        })
     }
 
     /// ρ and λ of the rows `block` (the chunk's rows) into `out`; returns their
