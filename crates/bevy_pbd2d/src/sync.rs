@@ -5,6 +5,7 @@
 use bevy::prelude::*;
 
 use crate::constraints::distance::{DistanceConstraint, DistanceRow, colour_order};
+use crate::constraints::distance_batch::DistanceBatches;
 use crate::constraints::tether::{LongRangeAttachment, TetherRow};
 use crate::fluid::FluidParticle;
 use crate::particle::{InverseMass, KinematicTarget, Particle, Position, SolverIndex, Velocity};
@@ -108,14 +109,15 @@ pub(crate) fn rebuild_constraint_rows(
             }
         }
     }
-    // Gauss-Seidel in colour order: consecutive constraints share no particle, so the CPU can
-    // overlap their projections instead of waiting on each other's writes.
-    let order = colour_order(&state.constraints, state.x.len());
+    // Gauss-Seidel in colour order: constraints of one colour share no particle, so they can be
+    // projected several at a time.
+    let (order, colours) = colour_order(&state.constraints, state.x.len());
     state.constraints = order.iter().map(|&k| state.constraints[k]).collect();
     state.constraint_entities = order
         .iter()
         .map(|&k| state.constraint_entities[k])
         .collect();
+    state.distance_batches = DistanceBatches::new(&state.constraints, &colours);
     let m = state.constraints.len();
     state.constraint_lambda.resize(m, 0.0);
 }
