@@ -10,6 +10,7 @@
 use bevy::prelude::*;
 
 use crate::constraints::distance::DistanceRow;
+use crate::constraints::distance_batch::DistanceBatches;
 use crate::constraints::tether::TetherRow;
 
 /// Contiguous per-step data of all particles. Rows `0..fluid_count` are fluid particles, the
@@ -33,6 +34,9 @@ pub struct SolverState {
     pub kinematic_targets: Vec<(u32, Vec2)>,
     /// Distance constraints as rows into the particle arrays.
     pub constraints: Vec<DistanceRow>,
+    /// The same constraints laid out for batched projection, with per-step coefficients.
+    #[reflect(ignore)]
+    pub distance_batches: DistanceBatches,
     /// Constraint row → constraint entity.
     pub constraint_entities: Vec<Entity>,
     /// Accumulated XPBD Lagrange multiplier λ per constraint (reset every step).

@@ -5,6 +5,7 @@
 use bevy::prelude::*;
 
 use crate::constraints::distance::{DistanceConstraint, DistanceRow, colour_order};
+use crate::constraints::distance_batch::DistanceBatches;
 use crate::constraints::tether::{LongRangeAttachment, TetherRow};
 use crate::fluid::FluidParticle;
 use crate::particle::{InverseMass, KinematicTarget, Particle, Position, SolverIndex, Velocity};
@@ -108,14 +109,15 @@ pub(crate) fn rebuild_constraint_rows(
             }
         }
     }
-    // Gauss-Seidel in colour order: consecutive constraints share no particle, so the CPU can
-    // overlap their projections instead of waiting on each other's writes.
-    let order = colour_order(&state.constraints, state.x.len());
+    // Gauss-Seidel in colour order: constraints of one colour share no particle, so they can be
+    // projected several at a time.
+    let (order, colours) = colour_order(&state.constraints, state.x.len());
     state.constraints = order.iter().map(|&k| state.constraints[k]).collect();
     state.constraint_entities = order
         .iter()
         .map(|&k| state.constraint_entities[k])
         .collect();
+    state.distance_batches = DistanceBatches::new(&state.constraints, &colours);
     let m = state.constraints.len();
     state.constraint_lambda.resize(m, 0.0);
 }
@@ -175,19 +177,20 @@ pub(crate) fn copy_particles_out(
     )>,
 ) {
     let started = stats.begin_phase();
-    let state = &*state;
+    // Serial: copying a few thousand rows takes less time than starting parallel tasks (and
+    // `for_each` iterates a query faster than a `for` loop).
     particles
-        .par_iter_mut()
+        .iter_mut()
         .for_each(|(index, mut position, mut velocity, transform)| {
             let i = index.0 as usize;
-            if i >= state.x.len() {
+            let (Some(&x), Some(&v)) = (state.x.get(i), state.v.get(i)) else {
                 return;
-            }
-            position.0 = state.x[i];
-            velocity.0 = state.v[i];
+            };
+            position.0 = x;
+            velocity.0 = v;
             if let Some(mut transform) = transform {
-                transform.translation.x = state.x[i].x;
-                transform.translation.y = state.x[i].y;
+                transform.translation.x = x.x;
+                transform.translation.y = x.y;
             }
         });
     stats.end_phase(Phase::Sync, started);

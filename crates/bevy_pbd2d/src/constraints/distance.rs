@@ -15,11 +15,13 @@
 //! form with per-particle inverse masses. A constraint with w₁ + w₂ + α̃ = 0 (both particles
 //! pinned) is skipped. Coincident particles (‖x₁ − x₂‖ ≈ 0) have no gradient; they are pushed
 //! apart along a fixed, deterministic direction instead of producing NaN.
+//!
+//! The constraints are kept in graph-colour order ([`colour_order`]) and projected several at a
+//! time by [`DistanceBatches`](super::distance_batch::DistanceBatches).
 
 use bevy::prelude::*;
 
 use crate::constraints::tether::project_tethers;
-use crate::degenerate::separation_direction;
 use crate::error::{PbdError, non_negative};
 use crate::settings::SolverSettings;
 use crate::solver::SolverState;
@@ -77,68 +79,34 @@ pub struct DistanceRow {
 }
 
 /// Below this length (m) two particles count as coincident.
-const COINCIDENT: f32 = 1e-9;
+pub(crate) const COINCIDENT: f32 = 1e-9;
 
-/// One Gauss-Seidel sweep over all constraints, in order.
-pub fn project_sweep(
-    x: &mut [Vec2],
-    w: &[f32],
-    rows: &[DistanceRow],
-    lambda: &mut [f32],
-    inv_dt2: f32,
-) {
-    for (k, (row, lambda)) in rows.iter().zip(lambda.iter_mut()).enumerate() {
-        let (a, b) = (row.a as usize, row.b as usize);
-        let (wa, wb) = (w[a], w[b]);
-        let alpha = row.compliance * inv_dt2;
-        let denominator = wa + wb + alpha;
-        if denominator <= 0.0 {
-            continue;
-        }
-        let delta = x[a] - x[b];
-        let length = delta.length();
-        let n = if length > COINCIDENT {
-            delta / length
-        } else {
-            separation_direction(k)
-        };
-        let c = length - row.rest_length;
-        let d_lambda = (-c - alpha * *lambda) / denominator;
-        *lambda += d_lambda;
-        x[a] += wa * d_lambda * n;
-        x[b] -= wb * d_lambda * n;
-    }
-}
+/// The colour shared by the constraints of a particle in more than 63 constraints: its
+/// constraints may share particles.
+pub const OVERFLOW_COLOUR: u8 = 63;
 
 /// A Gauss-Seidel order of `rows` by greedy graph colouring: each constraint gets the smallest
 /// colour (0 ..= 63) not yet used by a constraint sharing one of its particles; the order lists
 /// colour 0's constraints first, each colour in the original order. Within a colour no two
 /// constraints share a particle (up to 64 colours; a particle in more constraints than that
 /// shares colour 63, which stays correct, only less independent). `particles` is the number of
-/// particle rows.
-pub fn colour_order(rows: &[DistanceRow], particles: usize) -> Vec<usize> {
+/// particle rows. Returns the order and the colour of each constraint in that order.
+pub fn colour_order(rows: &[DistanceRow], particles: usize) -> (Vec<usize>, Vec<u8>) {
     let mut used = vec![0u64; particles];
     let mut colour = Vec::with_capacity(rows.len());
     for row in rows {
         let (a, b) = (row.a as usize, row.b as usize);
-        let c = (!(used[a] | used[b])).trailing_zeros().min(63);
+        let c = (!(used[a] | used[b]))
+            .trailing_zeros()
+            .min(OVERFLOW_COLOUR as u32) as u8;
         used[a] |= 1 << c;
         used[b] |= 1 << c;
         colour.push(c);
     }
     let mut order: Vec<usize> = (0..rows.len()).collect();
     order.sort_by_key(|&k| colour[k]);
-    order
-}
-
-/// Largest |‖x₁ − x₂‖ − d| / d over constraints with d > 0 (dimensionless).
-pub fn max_relative_stretch(x: &[Vec2], rows: &[DistanceRow]) -> f32 {
-    rows.iter()
-        .filter(|r| r.rest_length > 0.0)
-        .map(|r| {
-            ((x[r.a as usize] - x[r.b as usize]).length() - r.rest_length).abs() / r.rest_length
-        })
-        .fold(0.0, f32::max)
+    let colours = order.iter().map(|&k| colour[k]).collect();
+    (order, colours)
 }
 
 /// [`PbdSystems::SolveConstraints`](crate::PbdSystems::SolveConstraints): `iterations`
@@ -162,6 +130,7 @@ pub fn solve_distance_constraints(
     };
     // Held particles are moved from x(t) to x* in `iterations` equal parts, one per sweep, so
     // that a fast drag pulls its neighbours along instead of dragging them through each other.
+    state.distance_batches.set_coefficients(&state.w, inv_dt2);
     let held: Vec<(usize, Vec2, Vec2)> = state
         .kinematic_targets
         .iter()
@@ -179,23 +148,33 @@ pub fn solve_distance_constraints(
                 from.lerp(to, t)
             };
         }
-        project_sweep(
-            &mut state.x,
-            &state.w,
-            &state.constraints,
-            &mut state.constraint_lambda,
-            inv_dt2,
-        );
+        state
+            .distance_batches
+            .project_sweep(&mut state.x, &mut state.constraint_lambda);
         project_tethers(&mut state.x, &state.w, &state.tethers);
     }
     stats.constraint_iterations = iterations;
-    stats.max_relative_stretch = max_relative_stretch(&state.x, &state.constraints);
+    stats.max_relative_stretch = state.distance_batches.max_relative_stretch(&state.x);
     stats.end_phase(Phase::Solve, started);
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::constraints::distance_batch::DistanceBatches;
+
+    /// One serial Gauss-Seidel sweep over `rows` with inverse masses `w` and 1/Δt² `inv_dt2`.
+    fn project_sweep(
+        x: &mut [Vec2],
+        w: &[f32],
+        rows: &[DistanceRow],
+        lambda: &mut [f32],
+        inv_dt2: f32,
+    ) {
+        let mut batches = DistanceBatches::serial(rows);
+        batches.set_coefficients(w, inv_dt2);
+        batches.project_sweep(x, lambda);
+    }
 
     fn row(rest: f32) -> DistanceRow {
         DistanceRow {
@@ -233,7 +212,12 @@ mod tests {
                 compliance: 0.0,
             })
             .collect();
-        let order = colour_order(&rows, 35);
+        let (order, colours) = colour_order(&rows, 35);
+        assert!(
+            colours.is_sorted(),
+            "each colour's constraints are consecutive"
+        );
+        assert_eq!(colours.len(), rows.len());
         let mut sorted = order.clone();
         sorted.sort_unstable();
         assert_eq!(sorted, (0..rows.len()).collect::<Vec<_>>(), "a permutation");

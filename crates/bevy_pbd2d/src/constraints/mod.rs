@@ -1,4 +1,5 @@
 //! Constraints between particles.
 
 pub mod distance;
+pub mod distance_batch;
 pub mod tether;

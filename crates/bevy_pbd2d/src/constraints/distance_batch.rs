@@ -1,0 +1,514 @@
+//! Distance constraints laid out for projection [`LANES`] at a time.
+//!
+//! The rows are in colour order ([`colour_order`](super::distance::colour_order)): within one
+//! colour no two constraints share a particle, so projecting a group of them together (gather
+//! both particles' positions, compute every correction, scatter) gives exactly the positions of
+//! projecting them one after another: this is still Gauss-Seidel, in the same order. The last
+//! constraints of a colour form a smaller group; those of the overflow colour
+//! ([`OVERFLOW_COLOUR`]), which may share particles, are projected one at a time.
+//!
+//! Every constraint, in a full group, a smaller one or alone, goes through the same code and so
+//! the same IEEE operations in the same order (no fused multiply-add, no approximate reciprocal
+//! square root), on [`LANES`]-wide SIMD vectors whose unused lanes are padded: the result does
+//! not depend on how constraints are grouped.
+//!
+//! Per constraint and step, with α̃ = α/Δt² (\[MMC16\] eq. 18) and k = 1/(w₁ + w₂ + α̃), set to 0
+//! when w₁ + w₂ + α̃ = 0 (both particles pinned, α = 0, so Δλ = 0 and nothing moves):
+//!
+//! ```text
+//! n   = (x₁ − x₂) · (1/‖x₁ − x₂‖)            (separation direction when coincident)
+//! Δλ  = ((d − ‖x₁ − x₂‖) − α̃ λ) · k          (d − ‖x₁ − x₂‖ = −C)
+//! λ  += Δλ
+//! x₁ += (w₁ Δλ) n,   x₂ −= (w₂ Δλ) n
+//! ```
+
+use bevy::prelude::*;
+use wide::f32x8;
+
+use super::distance::{COINCIDENT, DistanceRow, OVERFLOW_COLOUR};
+use crate::degenerate::separation_direction;
+
+/// Constraints projected together: the lanes of an `f32x8` (two SSE vectors, one AVX vector).
+pub const LANES: usize = 8;
+
+/// A run of consecutive constraint rows of one colour.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct ColourRun {
+    /// First row.
+    start: usize,
+    /// One past the last row.
+    end: usize,
+    /// Whether no two of its constraints share a particle (every colour but the overflow one).
+    independent: bool,
+}
+
+/// The distance constraints as arrays (one entry per constraint row, in colour order) plus the
+/// per-step coefficients that do not change across Gauss-Seidel iterations.
+#[derive(Debug, Default, Clone)]
+pub struct DistanceBatches {
+    runs: Vec<ColourRun>,
+    /// Row of the first particle.
+    a: Vec<u32>,
+    /// Row of the second particle.
+    b: Vec<u32>,
+    /// Rest length d (m).
+    rest_length: Vec<f32>,
+    /// Compliance α (m/N).
+    compliance: Vec<f32>,
+    /// α̃ = α/Δt² (kg⁻¹) of the current coefficients.
+    alpha_tilde: Vec<f32>,
+    /// k = 1/(w₁ + w₂ + α̃) (kg), or 0 for a constraint that is skipped.
+    inv_denominator: Vec<f32>,
+    /// Inverse mass w₁ (kg⁻¹) of the first particle.
+    w_a: Vec<f32>,
+    /// Inverse mass w₂ (kg⁻¹) of the second particle.
+    w_b: Vec<f32>,
+    /// The inverse masses and 1/Δt² (s⁻²) the coefficients were computed from; every `a` and
+    /// `b` is less than the number of these inverse masses (checked when they were gathered).
+    coefficients_for: Option<(Vec<f32>, f32)>,
+}
+
+impl DistanceBatches {
+    /// Lays out `rows`, where `colours[k]` is the colour of `rows[k]` and each colour's rows are
+    /// consecutive (the order of [`colour_order`](super::distance::colour_order)). Rows of
+    /// [`OVERFLOW_COLOUR`] are projected one at a time.
+    pub fn new(rows: &[DistanceRow], colours: &[u8]) -> Self {
+        assert_eq!(rows.len(), colours.len(), "one colour per row");
+        let mut runs: Vec<ColourRun> = Vec::new();
+        for (k, &colour) in colours.iter().enumerate() {
+            match runs.last_mut() {
+                Some(run) if colours[run.start] == colour => run.end = k + 1,
+                _ => runs.push(ColourRun {
+                    start: k,
+                    end: k + 1,
+                    independent: colour != OVERFLOW_COLOUR,
+                }),
+            }
+        }
+        Self {
+            runs,
+            a: rows.iter().map(|r| r.a).collect(),
+            b: rows.iter().map(|r| r.b).collect(),
+            rest_length: rows.iter().map(|r| r.rest_length).collect(),
+            compliance: rows.iter().map(|r| r.compliance).collect(),
+            ..default()
+        }
+    }
+
+    /// Lays out `rows` to be projected one at a time, in order.
+    pub fn serial(rows: &[DistanceRow]) -> Self {
+        Self::new(rows, &vec![OVERFLOW_COLOUR; rows.len()])
+    }
+
+    /// Number of constraints.
+    pub fn len(&self) -> usize {
+        self.a.len()
+    }
+
+    /// Whether there are no constraints.
+    pub fn is_empty(&self) -> bool {
+        self.a.is_empty()
+    }
+
+    /// Computes α̃ = α/Δt², w₁, w₂ and k = 1/(w₁ + w₂ + α̃) of every constraint from the
+    /// inverse masses `w` (kg⁻¹) and `inv_dt2` = 1/Δt² (s⁻²), unless they are bitwise those of
+    /// the last call.
+    pub fn set_coefficients(&mut self, w: &[f32], inv_dt2: f32) {
+        let same = |(cached_w, cached_inv_dt2): &(Vec<f32>, f32)| {
+            cached_inv_dt2.to_bits() == inv_dt2.to_bits()
+                && cached_w.len() == w.len()
+                && cached_w
+                    .iter()
+                    .zip(w)
+                    .all(|(p, q)| p.to_bits() == q.to_bits())
+        };
+        if self.coefficients_for.as_ref().is_some_and(same) {
+            return;
+        }
+        let m = self.len();
+        self.alpha_tilde.clear();
+        self.alpha_tilde
+            .extend(self.compliance.iter().map(|&alpha| alpha * inv_dt2));
+        self.w_a.clear();
+        self.w_a.extend(self.a.iter().map(|&i| w[i as usize]));
+        self.w_b.clear();
+        self.w_b.extend(self.b.iter().map(|&i| w[i as usize]));
+        self.inv_denominator.clear();
+        self.inv_denominator.extend((0..m).map(|k| {
+            let denominator = self.w_a[k] + self.w_b[k] + self.alpha_tilde[k];
+            if denominator > 0.0 {
+                1.0 / denominator
+            } else {
+                0.0
+            }
+        }));
+        self.coefficients_for = Some((w.to_vec(), inv_dt2));
+    }
+
+    /// Panics unless [`set_coefficients`](Self::set_coefficients) ran with as many inverse
+    /// masses as `x` has positions: then every particle row of a constraint indexes `x`.
+    fn check_rows(&self, x: &[Vec2]) {
+        let checked = self.coefficients_for.as_ref().map(|(w, _)| w.len());
+        assert_eq!(
+            checked,
+            Some(x.len()),
+            "set_coefficients with one w per position first"
+        );
+    }
+
+    /// One Gauss-Seidel sweep over all constraints in row order, with the coefficients of the
+    /// last [`set_coefficients`](Self::set_coefficients). `x` are the particle positions (m),
+    /// `lambda` the accumulated Lagrange multiplier λ (kg·m) of each constraint.
+    pub fn project_sweep(&self, x: &mut [Vec2], lambda: &mut [f32]) {
+        assert_eq!(lambda.len(), self.len(), "one λ per constraint");
+        self.check_rows(x);
+        #[cfg(target_arch = "x86_64")]
+        if has_avx2() {
+            // SAFETY: the CPU has AVX2.
+            return unsafe { self.project_sweep_avx2(x, lambda) };
+        }
+        self.project_sweep_unchecked(x, lambda);
+    }
+
+    /// [`project_sweep_unchecked`](Self::project_sweep_unchecked) compiled for AVX2.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    fn project_sweep_avx2(&self, x: &mut [Vec2], lambda: &mut [f32]) {
+        self.project_sweep_unchecked(x, lambda);
+    }
+
+    /// [`project_sweep`](Self::project_sweep) after its checks.
+    #[inline(always)]
+    fn project_sweep_unchecked(&self, x: &mut [Vec2], lambda: &mut [f32]) {
+        for run in &self.runs {
+            let mut k = run.start;
+            if run.independent {
+                while k + LANES <= run.end {
+                    project_group(self, k, LANES, x, lambda);
+                    k += LANES;
+                }
+                if k < run.end {
+                    project_group(self, k, run.end - k, x, lambda);
+                }
+            } else {
+                for k in run.start..run.end {
+                    project_group(self, k, 1, x, lambda);
+                }
+            }
+        }
+    }
+
+    /// Largest |‖x₁ − x₂‖ − d| / d over constraints with d > 0 (dimensionless).
+    pub fn max_relative_stretch(&self, x: &[Vec2]) -> f32 {
+        self.check_rows(x);
+        #[cfg(target_arch = "x86_64")]
+        if has_avx2() {
+            // SAFETY: the CPU has AVX2.
+            return unsafe { self.max_relative_stretch_avx2(x) };
+        }
+        self.max_relative_stretch_unchecked(x)
+    }
+
+    /// [`max_relative_stretch_unchecked`](Self::max_relative_stretch_unchecked) compiled for
+    /// AVX2.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    fn max_relative_stretch_avx2(&self, x: &[Vec2]) -> f32 {
+        self.max_relative_stretch_unchecked(x)
+    }
+
+    /// [`max_relative_stretch`](Self::max_relative_stretch) after its checks.
+    #[inline(always)]
+    fn max_relative_stretch_unchecked(&self, x: &[Vec2]) -> f32 {
+        let mut max = f32x8::ZERO;
+        // Keeps `max` where `stretch` is NaN, like `f32::max`.
+        let mut fold = |stretch: f32x8| max = stretch.simd_gt(max).select(stretch, max);
+        let whole = self.len() / LANES * LANES;
+        for k in (0..whole).step_by(LANES) {
+            fold(relative_stretch(self, k, LANES, x));
+        }
+        if whole < self.len() {
+            fold(relative_stretch(self, whole, self.len() - whole, x));
+        }
+        max.to_array().into_iter().fold(0.0, f32::max)
+    }
+}
+
+/// Whether the CPU has AVX2: then the sweep and the stretch run compiled for it (VEX encoding,
+/// `insertps` for the gathers: fewer instructions). Only the instruction selection differs: no
+/// FMA, every operation is the same IEEE operation, so results are bitwise those of the
+/// baseline build.
+#[cfg(target_arch = "x86_64")]
+fn has_avx2() -> bool {
+    std::arch::is_x86_feature_detected!("avx2")
+}
+
+/// Entries `start .. start + count` of `v` (`count` ≤ [`LANES`]), the other lanes `pad`.
+#[inline(always)]
+fn load(v: &[f32], start: usize, count: usize, pad: f32) -> f32x8 {
+    let mut lanes = [pad; LANES];
+    lanes[..count].copy_from_slice(&v[start..start + count]);
+    f32x8::new(lanes)
+}
+
+/// x₁ − x₂ (m) of constraints `start .. start + count` as (x, y) vectors; the unused lanes
+/// hold (1, 0).
+#[inline(always)]
+fn gather_deltas(
+    batches: &DistanceBatches,
+    start: usize,
+    count: usize,
+    x: &[Vec2],
+) -> (f32x8, f32x8) {
+    let (a, b) = (
+        &batches.a[start..start + count],
+        &batches.b[start..start + count],
+    );
+    let (mut dx, mut dy) = ([1.0; LANES], [0.0; LANES]);
+    for l in 0..count {
+        // SAFETY: `check_rows` ran: every `a` and `b` is less than `x.len()`.
+        let delta = unsafe { *x.get_unchecked(a[l] as usize) - *x.get_unchecked(b[l] as usize) };
+        dx[l] = delta.x;
+        dy[l] = delta.y;
+    }
+    (f32x8::new(dx), f32x8::new(dy))
+}
+
+/// Projects constraints `start .. start + count` (`count` ≤ [`LANES`]), which must share no
+/// particle when `count` > 1.
+#[inline(always)]
+fn project_group(
+    batches: &DistanceBatches,
+    start: usize,
+    count: usize,
+    x: &mut [Vec2],
+    lambda: &mut [f32],
+) {
+    let (dx, dy) = gather_deltas(batches, start, count, x);
+    let length = (dx * dx + dy * dy).sqrt();
+    let inv_length = f32x8::ONE / length;
+    let separated = length.simd_gt(f32x8::splat(COINCIDENT));
+    let mut nx = separated.select(dx * inv_length, f32x8::ZERO);
+    let mut ny = separated.select(dy * inv_length, f32x8::ZERO);
+    if separated.to_bitmask() != (1 << LANES) - 1 {
+        let separated = separated.to_bitmask();
+        let (nx, ny) = (nx.as_mut_array(), ny.as_mut_array());
+        for l in (0..count).filter(|&l| separated & (1 << l) == 0) {
+            let n = separation_direction(start + l);
+            (nx[l], ny[l]) = (n.x, n.y);
+        }
+    }
+    let rest_length = load(&batches.rest_length, start, count, 0.0);
+    let alpha_tilde = load(&batches.alpha_tilde, start, count, 0.0);
+    let inv_denominator = load(&batches.inv_denominator, start, count, 0.0);
+    let lambda_old = load(lambda, start, count, 0.0);
+    let d_lambda = ((rest_length - length) - alpha_tilde * lambda_old) * inv_denominator;
+    lambda[start..start + count].copy_from_slice(&(lambda_old + d_lambda).to_array()[..count]);
+    let step_a = load(&batches.w_a, start, count, 0.0) * d_lambda;
+    let step_b = load(&batches.w_b, start, count, 0.0) * d_lambda;
+    let (ax, ay) = ((step_a * nx).to_array(), (step_a * ny).to_array());
+    let (bx, by) = ((step_b * nx).to_array(), (step_b * ny).to_array());
+    let (a, b) = (
+        &batches.a[start..start + count],
+        &batches.b[start..start + count],
+    );
+    for l in 0..count {
+        // SAFETY: `check_rows` ran: every `a` and `b` is less than `x.len()`.
+        unsafe {
+            *x.get_unchecked_mut(a[l] as usize) += Vec2::new(ax[l], ay[l]);
+            *x.get_unchecked_mut(b[l] as usize) -= Vec2::new(bx[l], by[l]);
+        }
+    }
+}
+
+/// |‖x₁ − x₂‖ − d| / d of constraints `start .. start + count`, 0 where d = 0 and in the unused
+/// lanes.
+#[inline(always)]
+fn relative_stretch(batches: &DistanceBatches, start: usize, count: usize, x: &[Vec2]) -> f32x8 {
+    let (dx, dy) = gather_deltas(batches, start, count, x);
+    let length = (dx * dx + dy * dy).sqrt();
+    let rest_length = load(&batches.rest_length, start, count, 0.0);
+    let stretch = (length - rest_length).abs() / rest_length;
+    rest_length
+        .simd_gt(f32x8::ZERO)
+        .select(stretch, f32x8::ZERO)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::constraints::distance::colour_order;
+
+    /// A plain serial Gauss-Seidel sweep over `rows` in order, written from the equations of the
+    /// module docs: the oracle for the batched sweep.
+    fn reference_sweep(
+        x: &mut [Vec2],
+        w: &[f32],
+        rows: &[DistanceRow],
+        lambda: &mut [f32],
+        inv_dt2: f32,
+    ) {
+        for (k, row) in rows.iter().enumerate() {
+            let (a, b) = (row.a as usize, row.b as usize);
+            let alpha_tilde = row.compliance * inv_dt2;
+            let denominator = w[a] + w[b] + alpha_tilde;
+            if denominator <= 0.0 {
+                continue;
+            }
+            let delta = x[a] - x[b];
+            let length = delta.length();
+            let n = if length > COINCIDENT {
+                delta * (1.0 / length)
+            } else {
+                separation_direction(k)
+            };
+            let d_lambda =
+                ((row.rest_length - length) - alpha_tilde * lambda[k]) * (1.0 / denominator);
+            lambda[k] += d_lambda;
+            x[a] += (w[a] * d_lambda) * n;
+            x[b] -= (w[b] * d_lambda) * n;
+        }
+    }
+
+    /// Deterministic pseudo-random numbers in [0, 1).
+    fn lcg(seed: &mut u64) -> f32 {
+        *seed = seed
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        (*seed >> 40) as f32 / (1u64 << 24) as f32
+    }
+
+    /// 200 particles (every 7th pinned, two coincident) and 700 constraints: a coincident pair,
+    /// a pinned pair, zero rest lengths, compliance on every third, random pairs, and a hub
+    /// particle in 80 constraints (so the overflow colour has constraints sharing it).
+    fn scene() -> (Vec<Vec2>, Vec<f32>, Vec<DistanceRow>) {
+        let mut seed = 7;
+        let n = 200;
+        let mut x: Vec<Vec2> = (0..n)
+            .map(|_| Vec2::new(lcg(&mut seed) * 4.0 - 2.0, lcg(&mut seed) * 3.0))
+            .collect();
+        x[6] = x[5];
+        let w: Vec<f32> = (0..n)
+            .map(|i| {
+                if i % 7 == 0 {
+                    0.0
+                } else {
+                    0.5 + lcg(&mut seed)
+                }
+            })
+            .collect();
+        let mut pairs = vec![(5, 6), (7, 14)];
+        while pairs.len() < 620 {
+            let a = (lcg(&mut seed) * n as f32) as u32 % n as u32;
+            let b = (lcg(&mut seed) * n as f32) as u32 % n as u32;
+            if a != b {
+                pairs.push((a, b));
+            }
+        }
+        pairs.extend((1..=80).map(|b| (0, b)));
+        let rows = pairs
+            .iter()
+            .enumerate()
+            .map(|(k, &(a, b))| DistanceRow {
+                a,
+                b,
+                rest_length: if k % 11 == 3 {
+                    0.0
+                } else {
+                    0.1 + lcg(&mut seed)
+                },
+                compliance: if k % 3 == 0 { 1e-5 } else { 0.0 },
+            })
+            .collect();
+        (x, w, rows)
+    }
+
+    fn bits(x: &[Vec2]) -> Vec<(u32, u32)> {
+        x.iter().map(|p| (p.x.to_bits(), p.y.to_bits())).collect()
+    }
+
+    #[test]
+    fn batched_sweep_is_bitwise_serial_gauss_seidel() {
+        let (x0, w, rows) = scene();
+        let (order, colours) = colour_order(&rows, x0.len());
+        let rows: Vec<DistanceRow> = order.iter().map(|&k| rows[k]).collect();
+        let mut batches = DistanceBatches::new(&rows, &colours);
+        assert!(
+            batches
+                .runs
+                .iter()
+                .any(|r| r.independent && r.end - r.start >= 4 * LANES),
+            "some colours are projected in groups"
+        );
+        let overflow = batches.runs.iter().find(|r| !r.independent);
+        assert!(
+            overflow.is_some_and(|r| r.end - r.start > 1),
+            "an overflow colour with several constraints"
+        );
+        let coincident = rows.iter().position(|r| (r.a, r.b) == (5, 6)).unwrap();
+        assert!(coincident < LANES, "the coincident pair is in a group");
+
+        let inv_dt2 = 1e4;
+        batches.set_coefficients(&w, inv_dt2);
+        let (mut x, mut lambda) = (x0.clone(), vec![0.0; rows.len()]);
+        let (mut x_ref, mut lambda_ref) = (x0.clone(), vec![0.0; rows.len()]);
+        for _ in 0..3 {
+            batches.project_sweep(&mut x, &mut lambda);
+            reference_sweep(&mut x_ref, &w, &rows, &mut lambda_ref, inv_dt2);
+        }
+        assert!(x.iter().all(|p| p.is_finite()));
+        assert_ne!(bits(&x), bits(&x0), "the sweep moved particles");
+        assert_eq!(bits(&x), bits(&x_ref));
+        let mut x_baseline = x0.clone();
+        let mut lambda_baseline = vec![0.0; rows.len()];
+        for _ in 0..3 {
+            batches.project_sweep_unchecked(&mut x_baseline, &mut lambda_baseline);
+        }
+        assert_eq!(
+            bits(&x_baseline),
+            bits(&x),
+            "same bits with and without AVX2"
+        );
+        let lambda_bits = |l: &[f32]| l.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+        assert_eq!(lambda_bits(&lambda), lambda_bits(&lambda_ref));
+        assert_eq!((x[7], x[14]), (x0[7], x0[14]), "the pinned pair stays");
+        assert!(
+            (x[5] - x[6]).length() > 0.0,
+            "the coincident pair is separated"
+        );
+
+        let stretch = rows
+            .iter()
+            .filter(|r| r.rest_length > 0.0)
+            .map(|r| {
+                ((x[r.a as usize] - x[r.b as usize]).length() - r.rest_length).abs() / r.rest_length
+            })
+            .fold(0.0, f32::max);
+        assert!(stretch > 0.0);
+        assert_eq!(batches.max_relative_stretch(&x), stretch);
+    }
+
+    #[test]
+    #[should_panic(expected = "set_coefficients")]
+    fn positions_must_match_the_inverse_masses() {
+        let (x, w, rows) = scene();
+        let mut batches = DistanceBatches::serial(&rows);
+        batches.set_coefficients(&w, 1e4);
+        batches.project_sweep(&mut x[..100].to_vec(), &mut vec![0.0; rows.len()]);
+    }
+
+    #[test]
+    fn coefficients_follow_the_inverse_masses() {
+        let (x0, mut w, rows) = scene();
+        let mut batches = DistanceBatches::serial(&rows);
+        batches.set_coefficients(&w, 1e4);
+        w[1] = 0.0;
+        batches.set_coefficients(&w, 1e4);
+        let mut fresh = DistanceBatches::serial(&rows);
+        fresh.set_coefficients(&w, 1e4);
+        let (mut x, mut x_fresh) = (x0.clone(), x0);
+        batches.project_sweep(&mut x, &mut vec![0.0; rows.len()]);
+        fresh.project_sweep(&mut x_fresh, &mut vec![0.0; rows.len()]);
+        assert_eq!(bits(&x), bits(&x_fresh));
+    }
+}
