@@ -42,6 +42,7 @@ pub mod phased;
 pub mod plugin;
 pub mod schedule;
 pub mod settings;
+pub mod simd;
 pub mod solver;
 pub mod stats;
 pub mod sync;

@@ -27,6 +27,8 @@ use wide::f32x8;
 
 use super::distance::{COINCIDENT, DistanceRow, OVERFLOW_COLOUR};
 use crate::degenerate::separation_direction;
+#[cfg(target_arch = "x86_64")]
+use crate::simd::has_avx2;
 
 /// Constraints projected together: the lanes of an `f32x8` (two SSE vectors, one AVX vector).
 pub const LANES: usize = 8;
@@ -232,15 +234,6 @@ impl DistanceBatches {
         }
         max.to_array().into_iter().fold(0.0, f32::max)
     }
-}
-
-/// Whether the CPU has AVX2: then the sweep and the stretch run compiled for it (VEX encoding,
-/// `insertps` for the gathers: fewer instructions). Only the instruction selection differs: no
-/// FMA, every operation is the same IEEE operation, so results are bitwise those of the
-/// baseline build.
-#[cfg(target_arch = "x86_64")]
-fn has_avx2() -> bool {
-    std::arch::is_x86_feature_detected!("avx2")
 }
 
 /// Entries `start .. start + count` of `v` (`count` ≤ [`LANES`]), the other lanes `pad`.

@@ -26,6 +26,8 @@ use crate::kernel::{CubicSpline, LANES, Lanes, lengths, sum_lanes};
 use crate::neighbors::{NeighborChunk, NeighborState, lanes_below};
 use crate::parallel::{CHUNK, PARALLEL_FROM};
 use crate::phased::{FINISHED, PhaseShared, run_phases};
+#[cfg(target_arch = "x86_64")]
+use crate::simd::has_avx2;
 use crate::solver::SolverState;
 use crate::stats::{PbdStats, Phase};
 
@@ -121,7 +123,7 @@ impl Fluid<'_> {
     /// (ρᵢ, λᵢ) of row `i` (the chunk's k-th), in one pass over the neighbours, [`LANES`] pairs
     /// at a time; stores ∇Wᵢⱼ and Wᵢⱼ in the chunk's per-batch scratch for
     /// [`Fluid::correction`] and XSPH.
-    #[inline]
+    #[inline(always)]
     fn density_and_lambda(
         &self,
         x: &[Vec2],
@@ -215,6 +217,7 @@ impl Fluid<'_> {
 
     /// ρ and λ of the rows `block` (the chunk's rows) into `out`; returns their
     /// Σ max(ρᵢ − ρ0, 0) (kg/m²).
+    #[inline(always)]
     fn density_block(
         &self,
         x: &[Vec2],
@@ -236,7 +239,7 @@ impl Fluid<'_> {
 
     /// Δxᵢ (m) of row `i` (the chunk's k-th), from the gradients the density pass of this
     /// iteration stored.
-    #[inline]
+    #[inline(always)]
     fn correction(&self, chunk: &NeighborChunk, k: usize, i: usize, rows: &[DensityRow]) -> Vec2 {
         let li = rows[i].lambda;
         let (mut x, mut y) = (Lanes::ZERO, Lanes::ZERO);
@@ -252,6 +255,48 @@ impl Fluid<'_> {
         }
         (self.mass * Vec2::new(sum_lanes(x), sum_lanes(y)) + li * rows[i].boundary_gradient)
             / self.rest_density
+    }
+}
+
+/// The data the blocks of a solve share (see [`run_phases`]).
+struct Shared<'s, 'a> {
+    x: &'s PhaseShared<'a, Vec2>,
+    w: &'s [f32],
+    rows: &'s PhaseShared<'a, DensityRow>,
+    errors: &'s PhaseShared<'a, f64>,
+    lists: &'s PhaseShared<'a, NeighborChunk>,
+}
+
+impl Fluid<'_> {
+    /// Block `c` of `phase`.
+    #[inline(always)]
+    fn phase_block(&self, phase: u32, c: usize, s: &Shared) {
+        let block = c * CHUNK..(c + 1) * CHUNK;
+        // SAFETY: each block is claimed by one thread per phase. The density phase writes only
+        // block c of `rows`, `errors` and `lists` and reads `x`; the correction phase writes
+        // only block c of `x` and reads `rows` and `lists`.
+        unsafe {
+            let chunk = &mut s.lists.block_mut(c..c + 1)[0];
+            if phase == DENSITY {
+                let (x, out) = (s.x.read(), s.rows.block_mut(block.clone()));
+                s.errors.block_mut(c..c + 1)[0] = self.density_block(x, chunk, block, out);
+            } else {
+                let rows = s.rows.read();
+                for (k, xi) in s.x.block_mut(block.clone()).iter_mut().enumerate() {
+                    let i = block.start + k;
+                    if s.w[i] > 0.0 {
+                        *xi += self.correction(chunk, k, i, rows);
+                    }
+                }
+            }
+        }
+    }
+
+    /// [`Fluid::phase_block`] compiled for AVX2 ([`has_avx2`]).
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    fn phase_block_avx2(&self, phase: u32, c: usize, s: &Shared) {
+        self.phase_block(phase, c, s);
     }
 }
 
@@ -296,30 +341,26 @@ pub(crate) fn solve(
     let lists = PhaseShared::new(chunks);
     let (mut iterations, mut error) = (0, 0.0);
     let threads = if n < PARALLEL_FROM { 1 } else { usize::MAX };
+    #[cfg(target_arch = "x86_64")]
+    let avx2 = has_avx2();
     run_phases(
         blocks,
         threads,
         DENSITY,
         |phase, c| {
-            let block = c * CHUNK..(c + 1) * CHUNK;
-            // SAFETY: each block is claimed by one thread per phase. The density phase
-            // writes only block c of `rows`, `errors` and `lists` and reads `x`; the
-            // correction phase writes only block c of `x` and reads `rows` and `lists`.
-            unsafe {
-                let chunk = &mut lists.block_mut(c..c + 1)[0];
-                if phase == DENSITY {
-                    let (x, out) = (x.read(), rows.block_mut(block.clone()));
-                    errors.block_mut(c..c + 1)[0] = fluid.density_block(x, chunk, block, out);
-                } else {
-                    let rows = rows.read();
-                    for (k, xi) in x.block_mut(block.clone()).iter_mut().enumerate() {
-                        let i = block.start + k;
-                        if w[i] > 0.0 {
-                            *xi += fluid.correction(chunk, k, i, rows);
-                        }
-                    }
-                }
+            let shared = Shared {
+                x: &x,
+                w,
+                rows: &rows,
+                errors: &errors,
+                lists: &lists,
+            };
+            #[cfg(target_arch = "x86_64")]
+            if avx2 {
+                // SAFETY: the CPU has AVX2.
+                return unsafe { fluid.phase_block_avx2(phase, c, &shared) };
             }
+            fluid.phase_block(phase, c, &shared);
         },
         |phase| {
             if phase == CORRECTION {
