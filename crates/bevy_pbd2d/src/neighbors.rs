@@ -217,6 +217,31 @@ impl NeighborChunk {
             .map(move |(b, js)| (start / LANES + b, js, lanes_below(count - b * LANES)))
     }
 
+    /// Whether the lists are well formed for `fluid` fluid rows and `boundary` boundary samples:
+    /// every index in range, each row's fluid list a whole number of batches within `fluid`,
+    /// with its real neighbours first, and the boundary ranges within `boundary`. The density
+    /// solve checks this once per step and then reads the lists without bounds checks.
+    pub fn indices_within(&self, fluid: usize, boundary: usize) -> bool {
+        let rows = self.fluid_count.len();
+        let fluid_ranges = self.fluid_start.len() == rows + 1
+            && self
+                .fluid_start
+                .windows(2)
+                .zip(&self.fluid_count)
+                .all(|(w, &count)| {
+                    w[0] <= w[1] && w[0] as usize % LANES == 0 && count <= w[1] - w[0]
+                })
+            && self.fluid_start.last().map(|&e| e as usize) == Some(self.fluid.len())
+            && self.fluid.len() % LANES == 0;
+        let boundary_ranges = self.boundary_start.len() == rows + 1
+            && self.boundary_start.windows(2).all(|w| w[0] <= w[1])
+            && self.boundary_start.last().map(|&e| e as usize) == Some(self.boundary.len());
+        fluid_ranges
+            && boundary_ranges
+            && self.fluid.iter().all(|&j| (j as usize) < fluid)
+            && self.boundary.iter().all(|&k| (k as usize) < boundary)
+    }
+
     /// Boundary neighbours of the chunk's k-th row.
     #[inline]
     pub fn boundary_of(&self, k: usize) -> &[u32] {
@@ -368,6 +393,31 @@ mod tests {
     }
 
     #[test]
+    fn malformed_lists_are_detected() {
+        let h = 0.1;
+        let points: Vec<Vec2> = (0..50).map(|k| Vec2::new(0.03 * k as f32, 0.0)).collect();
+        let mut grid = SpatialHashGrid::default();
+        grid.build(&points, h);
+        let mut chunks = Vec::new();
+        find_neighbors(&mut chunks, &grid, &points, &SpatialHashGrid::default(), h);
+        assert!(chunks[0].indices_within(points.len(), 0));
+        // An index past the fluid rows, a boundary index with no samples, a broken range.
+        let mut bad = chunks[0].clone();
+        bad.fluid[0] = points.len() as u32;
+        assert!(!bad.indices_within(points.len(), 0));
+        let mut bad = chunks[0].clone();
+        bad.boundary.push(0);
+        *bad.boundary_start.last_mut().unwrap() += 1;
+        assert!(!bad.indices_within(points.len(), 0));
+        let mut bad = chunks[0].clone();
+        bad.fluid_start[1] += 1;
+        assert!(!bad.indices_within(points.len(), 0));
+        let mut bad = chunks[0].clone();
+        bad.fluid_count[0] = bad.fluid_start[1] + 1;
+        assert!(!bad.indices_within(points.len(), 0));
+    }
+
+    #[test]
     fn small_tables_visit_each_point_once() {
         // Few points: a 16-bucket table, where row runs wrap around its end and distinct rows
         // land close together. A point visited twice would appear twice in its list.
@@ -416,6 +466,7 @@ mod tests {
             let real = chunk.fluid_count[k] as usize;
             assert!(padded.len() - real < LANES);
             assert!(chunk.fluid[padded][real..].iter().all(|&j| j as usize == i));
+            assert!(chunk.indices_within(fluid.len(), boundary.len()));
             let mut f = chunk.fluid_of(i % CHUNK).to_vec();
             f.sort_unstable();
             assert_eq!(f, brute(&fluid, i, h));

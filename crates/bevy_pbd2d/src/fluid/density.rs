@@ -79,9 +79,10 @@ impl Fluid<'_> {
         js: &[u32; LANES],
         valid: Lanes,
     ) -> Option<(Lanes, Lanes, Lanes)> {
-        let (mut rx, mut ry) = ([0.0; LANES], [0.0; LANES]);
+        let (mut rx, mut ry, xi) = ([0.0; LANES], [0.0; LANES], x[i]);
         for l in 0..LANES {
-            let r = x[i] - x[js[l] as usize];
+            // SAFETY: `solve` checked that every neighbour index is < x.len().
+            let r = xi - unsafe { *x.get_unchecked(js[l] as usize) };
             rx[l] = r.x;
             ry[l] = r.y;
         }
@@ -111,10 +112,18 @@ impl Fluid<'_> {
         let h = self.kernel.support_radius();
         let (mut rx, mut ry, mut psi) = ([2.0 * h; LANES], [0.0; LANES], [0.0; LANES]);
         for (l, &k) in ks.iter().enumerate() {
-            let r = xi - self.boundary_x[k as usize];
+            // SAFETY: `solve` checked that every boundary index is < the sample count, the
+            // length of both arrays.
+            let (xk, psi_k) = unsafe {
+                (
+                    *self.boundary_x.get_unchecked(k as usize),
+                    *self.boundary_psi.get_unchecked(k as usize),
+                )
+            };
+            let r = xi - xk;
             rx[l] = r.x;
             ry[l] = r.y;
-            psi[l] = self.boundary_psi[k as usize];
+            psi[l] = psi_k;
         }
         let (rx, ry) = (Lanes::from(rx), Lanes::from(ry));
         (rx, ry, lengths(rx, ry), Lanes::from(psi))
@@ -179,9 +188,13 @@ impl Fluid<'_> {
             gy += kb.gy;
             g2 += kb.gx * kb.gx + kb.gy * kb.gy;
             let at = start / LANES + b;
-            chunk.gradient_x[at] = kb.gx;
-            chunk.gradient_y[at] = kb.gy;
-            chunk.kernel[at] = kb.w;
+            // SAFETY: the scratch arrays have one entry per batch of `fluid` (density_block
+            // sized them) and `solve` checked that the rows' batches lie within `fluid`.
+            unsafe {
+                *chunk.gradient_x.get_unchecked_mut(at) = kb.gx;
+                *chunk.gradient_y.get_unchecked_mut(at) = kb.gy;
+                *chunk.kernel.get_unchecked_mut(at) = kb.w;
+            }
         }
         let (mut bw, mut bgx, mut bgy) = (Lanes::ZERO, Lanes::ZERO, Lanes::ZERO);
         for ks in chunk.boundary_of(k).chunks(LANES) {
@@ -246,12 +259,20 @@ impl Fluid<'_> {
         for (at, js, _) in chunk.fluid_batches(k) {
             let mut lj = [0.0; LANES];
             for l in 0..LANES {
-                lj[l] = rows[js[l] as usize].lambda;
+                // SAFETY: `solve` checked that every neighbour index is < rows.len().
+                lj[l] = unsafe { rows.get_unchecked(js[l] as usize) }.lambda;
             }
             // Padding lanes have ∇W = 0.
             let s = Lanes::splat(li) + Lanes::from(lj);
-            x += s * chunk.gradient_x[at];
-            y += s * chunk.gradient_y[at];
+            // SAFETY: as in `density_and_lambda_with`, `at` is a batch of `fluid`.
+            let (gx, gy) = unsafe {
+                (
+                    *chunk.gradient_x.get_unchecked(at),
+                    *chunk.gradient_y.get_unchecked(at),
+                )
+            };
+            x += s * gx;
+            y += s * gy;
         }
         (self.mass * Vec2::new(sum_lanes(x), sum_lanes(y)) + li * rows[i].boundary_gradient)
             / self.rest_density
@@ -319,6 +340,12 @@ pub(crate) fn solve(
 ) -> (u32, f32) {
     let n = state.fluid_count;
     if n == 0 {
+        return (0, 0.0);
+    }
+    let boundary = state.boundary_x.len().min(state.boundary_psi.len());
+    if !chunks.iter().all(|c| c.indices_within(n, boundary)) {
+        // Only reachable if the lists were edited by hand: the hot loops rely on this check.
+        error!("PBF neighbour lists do not match the particles; density solve skipped");
         return (0, 0.0);
     }
     scratch.rows.resize(n, DensityRow::default());
