@@ -229,10 +229,10 @@ impl NeighborChunk {
                 .windows(2)
                 .zip(&self.fluid_count)
                 .all(|(w, &count)| {
-                    w[0] <= w[1] && w[0] as usize % LANES == 0 && count <= w[1] - w[0]
+                    w[0] <= w[1] && (w[0] as usize).is_multiple_of(LANES) && count <= w[1] - w[0]
                 })
             && self.fluid_start.last().map(|&e| e as usize) == Some(self.fluid.len())
-            && self.fluid.len() % LANES == 0;
+            && self.fluid.len().is_multiple_of(LANES);
         let boundary_ranges = self.boundary_start.len() == rows + 1
             && self.boundary_start.windows(2).all(|w| w[0] <= w[1])
             && self.boundary_start.last().map(|&e| e as usize) == Some(self.boundary.len());
