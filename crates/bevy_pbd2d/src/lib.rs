@@ -46,6 +46,7 @@ pub mod simd;
 pub mod solver;
 pub mod stats;
 pub mod sync;
+pub mod team;
 
 #[cfg(feature = "debug_render")]
 pub mod debug_render;

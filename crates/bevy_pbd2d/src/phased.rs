@@ -3,7 +3,8 @@
 //!
 //! Starting and joining tasks costs tens of microseconds on a loaded or virtual machine (the
 //! pool's threads sleep and must be woken), more than one pass over a thousand particles takes.
-//! [`run_phases`] wakes the pool's threads once: every participating thread then claims blocks of
+//! [`run_phases`] wakes the pool's threads at most once ([`team`]: helpers stay awake
+//! briefly between regions): every participating thread then claims blocks of
 //! the current phase from a shared counter, and the thread that completes a phase's last block
 //! runs the decision that picks the next phase (or ends the run) and publishes it. A thread
 //! that finds no unclaimed block waits (spinning, then yielding) for the next phase.
@@ -23,6 +24,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
 use crate::parallel::pool;
+use crate::team;
 
 /// Phase id that ends the run.
 pub const FINISHED: u32 = u32::MAX;
@@ -64,12 +66,7 @@ where
         participate();
         return;
     }
-    pool().scope(|scope| {
-        for _ in 1..threads {
-            scope.spawn(async { participate() });
-        }
-        participate();
-    });
+    team::run(threads - 1, &participate);
 }
 
 /// Calls `f(first, block)` for the consecutive blocks of `block_len` elements of `data`
