@@ -123,7 +123,7 @@ fn linger() {
             continue;
         }
         polls = polls.wrapping_add(1);
-        if polls % 64 == 0 && idle_since.elapsed() > LINGER {
+        if polls.is_multiple_of(64) && idle_since.elapsed() > LINGER {
             TEAM.alive.fetch_sub(1, Ordering::SeqCst);
             // A region published between the last poll and leaving may go without this
             // helper; it completes on its other threads.
