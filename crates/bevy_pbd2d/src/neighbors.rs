@@ -217,12 +217,14 @@ impl NeighborChunk {
             .map(move |(b, js)| (start / LANES + b, js, lanes_below(count - b * LANES)))
     }
 
-    /// Whether the lists are well formed for `fluid` fluid rows and `boundary` boundary samples:
-    /// every index in range, each row's fluid list a whole number of batches within `fluid`,
+    /// Whether the lists are well formed for a chunk of `rows` rows, `fluid` fluid rows in all
+    /// and `boundary` boundary samples: every index in range, each row's fluid list a whole number of batches within `fluid`,
     /// with its real neighbours first, and the boundary ranges within `boundary`. The density
     /// solve checks this once per step and then reads the lists without bounds checks.
-    pub fn indices_within(&self, fluid: usize, boundary: usize) -> bool {
-        let rows = self.fluid_count.len();
+    pub fn indices_within(&self, rows: usize, fluid: usize, boundary: usize) -> bool {
+        if self.fluid_count.len() != rows {
+            return false;
+        }
         let fluid_ranges = self.fluid_start.len() == rows + 1
             && self
                 .fluid_start
@@ -242,11 +244,40 @@ impl NeighborChunk {
             && self.boundary.iter().all(|&k| (k as usize) < boundary)
     }
 
+    /// Where the chunk's k-th row's lists are, without bounds checks.
+    ///
+    /// # Safety
+    /// [`NeighborChunk::indices_within`] holds for this chunk and `k` is below its row count.
+    #[inline(always)]
+    pub unsafe fn row_ranges(&self, k: usize) -> RowRanges {
+        // SAFETY: `fluid_start` and `boundary_start` have rows + 1 entries, `fluid_count` rows.
+        unsafe {
+            RowRanges {
+                fluid: *self.fluid_start.get_unchecked(k) as usize
+                    ..*self.fluid_start.get_unchecked(k + 1) as usize,
+                count: *self.fluid_count.get_unchecked(k) as usize,
+                boundary: *self.boundary_start.get_unchecked(k) as usize
+                    ..*self.boundary_start.get_unchecked(k + 1) as usize,
+            }
+        }
+    }
+
     /// Boundary neighbours of the chunk's k-th row.
     #[inline]
     pub fn boundary_of(&self, k: usize) -> &[u32] {
         &self.boundary[self.boundary_start[k] as usize..self.boundary_start[k + 1] as usize]
     }
+}
+
+/// Where one row's lists are in its [`NeighborChunk`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RowRanges {
+    /// The padded fluid list: a range of `fluid`, whole batches.
+    pub fluid: core::ops::Range<usize>,
+    /// Real fluid neighbours at the start of that range.
+    pub count: usize,
+    /// The boundary list: a range of `boundary`.
+    pub boundary: core::ops::Range<usize>,
 }
 
 /// Mask of the lanes with index < `n`.
@@ -400,21 +431,23 @@ mod tests {
         grid.build(&points, h);
         let mut chunks = Vec::new();
         find_neighbors(&mut chunks, &grid, &points, &SpatialHashGrid::default(), h);
-        assert!(chunks[0].indices_within(points.len(), 0));
+        let rows = chunks[0].fluid_count.len();
+        assert!(chunks[0].indices_within(rows, points.len(), 0));
+        assert!(!chunks[0].indices_within(rows - 1, points.len(), 0));
         // An index past the fluid rows, a boundary index with no samples, a broken range.
         let mut bad = chunks[0].clone();
         bad.fluid[0] = points.len() as u32;
-        assert!(!bad.indices_within(points.len(), 0));
+        assert!(!bad.indices_within(rows, points.len(), 0));
         let mut bad = chunks[0].clone();
         bad.boundary.push(0);
         *bad.boundary_start.last_mut().unwrap() += 1;
-        assert!(!bad.indices_within(points.len(), 0));
+        assert!(!bad.indices_within(rows, points.len(), 0));
         let mut bad = chunks[0].clone();
         bad.fluid_start[1] += 1;
-        assert!(!bad.indices_within(points.len(), 0));
+        assert!(!bad.indices_within(rows, points.len(), 0));
         let mut bad = chunks[0].clone();
         bad.fluid_count[0] = bad.fluid_start[1] + 1;
-        assert!(!bad.indices_within(points.len(), 0));
+        assert!(!bad.indices_within(rows, points.len(), 0));
     }
 
     #[test]
@@ -466,7 +499,7 @@ mod tests {
             let real = chunk.fluid_count[k] as usize;
             assert!(padded.len() - real < LANES);
             assert!(chunk.fluid[padded][real..].iter().all(|&j| j as usize == i));
-            assert!(chunk.indices_within(fluid.len(), boundary.len()));
+            assert!(chunk.indices_within(chunk.fluid_count.len(), fluid.len(), boundary.len()));
             let mut f = chunk.fluid_of(i % CHUNK).to_vec();
             f.sort_unstable();
             assert_eq!(f, brute(&fluid, i, h));

@@ -23,7 +23,7 @@ use bevy::prelude::*;
 use crate::degenerate::pair_direction;
 use crate::fluid::FluidSettings;
 use crate::kernel::{CubicSpline, LANES, Lanes, lengths, sum_lanes};
-use crate::neighbors::{NeighborChunk, NeighborState, lanes_below};
+use crate::neighbors::{NeighborChunk, NeighborState, RowRanges, lanes_below};
 use crate::parallel::{CHUNK, PARALLEL_FROM};
 use crate::phased::{FINISHED, PhaseShared, run_phases};
 #[cfg(target_arch = "x86_64")]
@@ -59,6 +59,7 @@ pub(crate) struct Fluid<'a> {
     pub kernel: CubicSpline,
     pub mass: f32,
     pub rest_density: f32,
+    pub inv_rest_density: f32,
     pub epsilon: f32,
     pub boundary_x: &'a [Vec2],
     pub boundary_psi: &'a [f32],
@@ -171,12 +172,16 @@ impl Fluid<'_> {
     ) -> Option<DensityRow> {
         let xi = x[i];
         let (mut w, mut gx, mut gy, mut g2) = (Lanes::ZERO, Lanes::ZERO, Lanes::ZERO, Lanes::ZERO);
-        let (start, end) = (
-            chunk.fluid_start[k] as usize,
-            chunk.fluid_start[k + 1] as usize,
-        );
-        let count = chunk.fluid_count[k] as usize;
-        let batches = chunk.fluid[start..end].as_chunks::<LANES>().0;
+        // SAFETY: `solve` checked the lists (indices_within), and k is one of the chunk's rows.
+        let RowRanges {
+            fluid,
+            count,
+            boundary,
+        } = unsafe { chunk.row_ranges(k) };
+        let start = fluid.start;
+        let batches = unsafe { chunk.fluid.get_unchecked(fluid) }
+            .as_chunks::<LANES>()
+            .0;
         for (b, js) in batches.iter().enumerate() {
             let valid = lanes_below(count - b * LANES);
             let (rx, ry, d) = self.fluid_offsets::<PATCH>(x, i, js, valid)?;
@@ -197,7 +202,8 @@ impl Fluid<'_> {
             }
         }
         let (mut bw, mut bgx, mut bgy) = (Lanes::ZERO, Lanes::ZERO, Lanes::ZERO);
-        for ks in chunk.boundary_of(k).chunks(LANES) {
+        // SAFETY: as above.
+        for ks in unsafe { chunk.boundary.get_unchecked(boundary) }.chunks(LANES) {
             let (rx, ry, d, psi) = self.boundary_offsets(xi, ks);
             let b = self.kernel.batch(rx, ry, d);
             bw += psi * b.w;
@@ -217,7 +223,7 @@ impl Fluid<'_> {
             });
         }
         // ∇ⱼCᵢ = −(m/ρ0)∇Wᵢⱼ, ∇ᵢCᵢ = (m Σ∇Wᵢⱼ + Σ Ψₖ∇Wᵢₖ)/ρ0.
-        let scale = 1.0 / self.rest_density;
+        let scale = self.inv_rest_density;
         let grad_i = (self.mass * fluid_grad + boundary_gradient) * scale;
         let sum =
             (self.mass * scale) * (self.mass * scale) * sum_lanes(g2) + grad_i.length_squared();
@@ -254,9 +260,16 @@ impl Fluid<'_> {
     /// iteration stored.
     #[inline(always)]
     fn correction(&self, chunk: &NeighborChunk, k: usize, i: usize, rows: &[DensityRow]) -> Vec2 {
-        let li = rows[i].lambda;
+        // SAFETY: `solve` checked the lists and the rows: i < rows.len(), k < the chunk's rows.
+        let (own, lists) = unsafe { (rows.get_unchecked(i), chunk.row_ranges(k)) };
+        let li = own.lambda;
         let (mut x, mut y) = (Lanes::ZERO, Lanes::ZERO);
-        for (at, js, _) in chunk.fluid_batches(k) {
+        let first = lists.fluid.start / LANES;
+        let batches = unsafe { chunk.fluid.get_unchecked(lists.fluid) }
+            .as_chunks::<LANES>()
+            .0;
+        for (b, js) in batches.iter().enumerate() {
+            let at = first + b;
             let mut lj = [0.0; LANES];
             for l in 0..LANES {
                 // SAFETY: `solve` checked that every neighbour index is < rows.len().
@@ -274,8 +287,8 @@ impl Fluid<'_> {
             x += s * gx;
             y += s * gy;
         }
-        (self.mass * Vec2::new(sum_lanes(x), sum_lanes(y)) + li * rows[i].boundary_gradient)
-            / self.rest_density
+        (self.mass * Vec2::new(sum_lanes(x), sum_lanes(y)) + li * own.boundary_gradient)
+            * self.inv_rest_density
     }
 }
 
@@ -303,10 +316,11 @@ impl Fluid<'_> {
                 s.errors.block_mut(c..c + 1)[0] = self.density_block(x, chunk, block, out);
             } else {
                 let rows = s.rows.read();
-                for (k, xi) in s.x.block_mut(block.clone()).iter_mut().enumerate() {
-                    let i = block.start + k;
-                    if s.w[i] > 0.0 {
-                        *xi += self.correction(chunk, k, i, rows);
+                let x = s.x.block_mut(block.clone());
+                let w = &s.w[block.start..block.start + x.len()];
+                for (k, (xi, &wi)) in x.iter_mut().zip(w).enumerate() {
+                    if wi > 0.0 {
+                        *xi += self.correction(chunk, k, block.start + k, rows);
                     }
                 }
             }
@@ -343,7 +357,10 @@ pub(crate) fn solve(
         return (0, 0.0);
     }
     let boundary = state.boundary_x.len().min(state.boundary_psi.len());
-    if !chunks.iter().all(|c| c.indices_within(n, boundary)) {
+    let rows_of = |c: usize| CHUNK.min(n - c * CHUNK);
+    let well_formed = chunks.len() == n.div_ceil(CHUNK)
+        && (chunks.iter().enumerate()).all(|(c, l)| l.indices_within(rows_of(c), n, boundary));
+    if !well_formed {
         // Only reachable if the lists were edited by hand: the hot loops rely on this check.
         error!("PBF neighbour lists do not match the particles; density solve skipped");
         return (0, 0.0);
@@ -354,6 +371,7 @@ pub(crate) fn solve(
         kernel: CubicSpline::new(settings.support_radius),
         mass: settings.particle_mass(),
         rest_density: settings.rest_density,
+        inv_rest_density: 1.0 / settings.rest_density,
         epsilon: settings.epsilon,
         boundary_x: &state.boundary_x,
         boundary_psi: &state.boundary_psi,
