@@ -47,26 +47,51 @@ where
     W: Fn(u32, usize) + Sync,
     N: FnMut(u32) -> u32 + Send,
 {
-    if blocks == 0 {
+    let threads = max_threads.min(pool().thread_num()).min(blocks).max(1);
+    if threads == 1 || blocks > MAX_BLOCKS {
         let (mut phase, mut next) = (first, next);
         while phase != FINISHED {
+            (0..blocks).for_each(|block| work(phase, block));
             phase = next(phase);
         }
         return;
     }
     let progress = Progress {
-        state: AtomicU64::new(0),
+        state: AtomicU64::new(pack(0, 0, blocks)),
         phase: AtomicU32::new(first),
         completed: AtomicUsize::new(0),
     };
     let next = Mutex::new(next);
-    let threads = max_threads.min(pool().thread_num()).min(blocks).max(1);
-    let participate = || participate(&progress, blocks, &work, &next);
-    if threads == 1 {
-        participate();
-        return;
-    }
-    team::run(threads - 1, &participate);
+    let joined = AtomicUsize::new(0);
+    let helper = || {
+        // The first helper takes blocks from the back, everyone else from the front: in
+        // consecutive phases each block then mostly stays on the same thread (and its data in
+        // that core's cache).
+        let from_back = joined.fetch_add(1, Ordering::Relaxed) == 0;
+        participate(&progress, blocks, &work, &next, from_back);
+    };
+    team::run(threads - 1, &helper, &|| {
+        participate(&progress, blocks, &work, &next, false);
+    });
+}
+
+/// Most blocks per phase (the claim counters are 20 bits wide); larger runs are serial.
+const MAX_BLOCKS: usize = (1 << 20) - 1;
+
+/// The claim state: epoch (bits 40..64), next block from the front (20..40), one past the
+/// next block from the back (0..20).
+fn pack(epoch: u64, front: usize, back: usize) -> u64 {
+    (epoch << 40) | ((front as u64) << 20) | back as u64
+}
+
+/// (epoch, front, back) of a claim state.
+fn unpack(state: u64) -> (u64, usize, usize) {
+    let mask = (1 << 20) - 1;
+    (
+        state >> 40,
+        ((state >> 20) & mask) as usize,
+        (state & mask) as usize,
+    )
 }
 
 /// Calls `f(first, block)` for the consecutive blocks of `block_len` elements of `data`
@@ -92,8 +117,9 @@ where
     );
 }
 
-/// One thread's share of a run: claims and works blocks until the run is finished.
-fn participate<W, N>(progress: &Progress, blocks: usize, work: &W, next: &Mutex<N>)
+/// One thread's share of a run: claims (from the front or the back) and works blocks until
+/// the run is finished.
+fn participate<W, N>(progress: &Progress, blocks: usize, work: &W, next: &Mutex<N>, from_back: bool)
 where
     W: Fn(u32, usize) + Sync,
     N: FnMut(u32) -> u32,
@@ -105,8 +131,8 @@ where
         if phase == FINISHED {
             return;
         }
-        let (epoch, block) = ((state >> 32) as u32, (state & 0xFFFF_FFFF) as usize);
-        if block >= blocks {
+        let (epoch, front, back) = unpack(state);
+        if front >= back {
             // Everything is claimed: wait for the thread finishing the last block.
             spins += 1;
             if spins < 256 {
@@ -116,10 +142,15 @@ where
             }
             continue;
         }
+        let (block, claimed) = if from_back {
+            (back - 1, pack(epoch, front, back - 1))
+        } else {
+            (front, pack(epoch, front + 1, back))
+        };
         // Claim `block` of this epoch (fails if another thread took it or the phase moved on).
         if progress
             .state
-            .compare_exchange_weak(state, state + 1, Ordering::AcqRel, Ordering::Relaxed)
+            .compare_exchange_weak(state, claimed, Ordering::AcqRel, Ordering::Relaxed)
             .is_err()
         {
             continue;
@@ -149,9 +180,10 @@ where
             };
             progress.completed.store(0, Ordering::Relaxed);
             progress.phase.store(following, Ordering::Release);
+            let epoch = (epoch + 1) & ((1 << 24) - 1);
             progress
                 .state
-                .store(u64::from(epoch.wrapping_add(1)) << 32, Ordering::Release);
+                .store(pack(epoch, 0, blocks), Ordering::Release);
         }
     }
 }

@@ -50,14 +50,14 @@ static TEAM: Team = Team {
     panicked: AtomicBool::new(false),
 };
 
-/// Runs `participate` on the calling thread and on up to `helpers` lingering pool threads,
-/// returning once the calling thread's call has returned and no helper is still inside it.
+/// Runs `own` on the calling thread and `participate` on up to `helpers` lingering pool
+/// threads, returning once `own` has returned and no helper is still inside `participate`.
 /// `participate` must be safe to call any number of times, concurrently, and also after the
 /// work is done (it then returns at once).
 ///
 /// # Panics
 /// If a helper's call panicked (after the calling thread's call returned).
-pub fn run(helpers: usize, participate: &(dyn Fn() + Sync)) {
+pub fn run(helpers: usize, participate: &(dyn Fn() + Sync), own: &dyn Fn()) {
     // Only one region at a time: regions started from several threads at once take turns.
     static EXCLUSIVE: Mutex<()> = Mutex::new(());
     let _turn = EXCLUSIVE.lock().unwrap_or_else(|e| e.into_inner());
@@ -75,7 +75,7 @@ pub fn run(helpers: usize, participate: &(dyn Fn() + Sync)) {
         TEAM.alive.fetch_add(1, Ordering::SeqCst);
         pool().spawn(async { linger() }).detach();
     }
-    participate();
+    own();
     drop(withdraw);
     if TEAM.panicked.load(Ordering::SeqCst) {
         panic!("a parallel block panicked on a helper thread");
