@@ -49,6 +49,9 @@ pub struct Measurement {
     pub cpu_ms_per_step: Option<f64>,
     /// Average density solver iterations per step ([`PbdStats::fluid_iterations`]).
     pub avg_fluid_iterations: f64,
+    /// Average over the timed steps of the density error the solve ended each step with
+    /// ([`PbdStats::avg_density_error_percent`], %).
+    pub mean_density_error_percent: f64,
     /// Average phase times per step.
     pub phases: PhaseAverages,
 }
@@ -107,6 +110,7 @@ pub fn run(app: &mut App, warmup: u32, steps: u32) -> Result<Measurement, StepEr
         }
         m.plugin_step_ms += stats.step_time_ms as f64;
         m.avg_fluid_iterations += stats.fluid_iterations as f64;
+        m.mean_density_error_percent += stats.avg_density_error_percent as f64;
         let (p, a) = (stats.phases, &mut m.phases);
         a.predict += p.predict as f64;
         a.neighbors += p.neighbors as f64;
@@ -121,6 +125,7 @@ pub fn run(app: &mut App, warmup: u32, steps: u32) -> Result<Measurement, StepEr
     m.ms_per_step = wall / n;
     m.plugin_step_ms /= n;
     m.avg_fluid_iterations /= n;
+    m.mean_density_error_percent /= n;
     m.cpu_ms_per_step = cpu_before.zip(cpu_after).map(|(a, b)| (b - a) / n);
     let a = &mut m.phases;
     for v in [

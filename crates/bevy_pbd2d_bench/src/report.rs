@@ -269,6 +269,11 @@ pub fn fluid_line(world: &World, f: &FluidArgs, threads: usize, m: &Measurement)
             fig.avg_density_error_percent,
             4,
         )
+        .rounded(
+            "mean_density_error_percent",
+            m.mean_density_error_percent,
+            4,
+        )
         .rounded("sim_time", stats.sim_time, 4);
     extras(o, threads, state, m).finish()
 }
