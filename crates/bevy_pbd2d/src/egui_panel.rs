@@ -12,7 +12,7 @@
 //! | *scene rows* | added by the app, [`PanelSection::Scene`] |
 //! | Time step size (s) | `Time<Fixed>` via [`set_time_step`] |
 //! | Iterations | [`SolverSettings::set_iterations`] (constraint rows) |
-//! | Max. density error (%), max. iterations, viscosity | [`FluidSettings`] setters (fluid rows) |
+//! | Max. density error (%), max. iterations, viscosity, over-relaxation ω | [`FluidSettings`] setters (fluid rows) |
 //! | Gravity (m/s²) | y component, [`Gravity::set`] |
 //! | *settings rows* | added by the app, [`PanelSection::Settings`] |
 //! | Restart, Pause | writes [`PbdRestart`]; pauses/unpauses `Time<Virtual>` |
@@ -440,6 +440,9 @@ fn settings_rows(
         });
         field_row(ui, "Viscosity", f.viscosity, |value: f32| {
             fluid.set_viscosity(value)
+        });
+        field_row(ui, "Over-relaxation ω", f.over_relaxation, |value: f32| {
+            fluid.set_over_relaxation(value)
         });
     }
     let g = gravity.0;

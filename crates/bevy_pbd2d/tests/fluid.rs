@@ -8,18 +8,44 @@ use common::*;
 
 #[test]
 fn default_dam_break_settles_correctly_in_3_seconds() {
+    dam_break_settles_correctly_in_3_seconds(FluidSettings::default());
+}
+
+#[test]
+fn over_relaxed_dam_break_settles_the_same_in_fewer_iterations() {
+    let mut settings = FluidSettings::default();
+    settings.set_over_relaxation(1.6).unwrap();
+    let relaxed = dam_break_settles_correctly_in_3_seconds(settings);
+    let plain = dam_break_settles_correctly_in_3_seconds(FluidSettings::default());
+    println!("average iterations: {relaxed} with ω = 1.6, {plain} with ω = 1");
+    assert!(
+        relaxed < 0.75 * plain,
+        "ω = 1.6 took {relaxed} iterations per step, ω = 1 {plain}"
+    );
+    // Out-of-range factors are refused and change nothing.
+    for omega in [0.0, -1.0, 1.95, f32::NAN] {
+        assert!(settings.set_over_relaxation(omega).is_err(), "ω = {omega}");
+    }
+    assert_eq!(settings.over_relaxation, 1.6);
+}
+
+/// Runs the demo's dam break for 3 s with `settings`, checks containment, the density error
+/// and the settled height; returns the average density iterations per step.
+fn dam_break_settles_correctly_in_3_seconds(settings: FluidSettings) -> f64 {
     let dt = 0.005;
     let mut app = app(dt);
-    let settings = FluidSettings::default();
+    app.insert_resource(settings);
     let builder = DamBreakBuilder::default();
     let scene = spawn(&mut app, |c| builder.spawn(c, &settings).unwrap());
     let (lo, hi) = builder.box_bounds(&settings);
     let steps = (3.0 / dt).round() as u64;
     let mut within_tolerance = 0;
     let mut worst = 0.0f32;
+    let mut iterations = 0u64;
     for step in 0..steps {
         run_steps(&mut app, 1);
         let s = stats(&app);
+        iterations += s.fluid_iterations as u64;
         assert_eq!(
             s.fluid_particles,
             scene.fluid.len(),
@@ -71,4 +97,7 @@ fn default_dam_break_settles_correctly_in_3_seconds() {
         (median - expected).abs() <= 0.05 * expected,
         "median height {median} vs {expected}"
     );
+    let average = iterations as f64 / steps as f64;
+    println!("average iterations {average}");
+    average
 }

@@ -36,6 +36,8 @@ fluid options (defaults: the PBF demo's):
   --max-error P       density error tolerance in percent, >= 0 (0.1)
   --max-iterations N  density solver iteration cap, 1..=10000 (100)
   --viscosity C       XSPH coefficient, 0..=1 (0.05)
+  --relaxation W      over-relaxation factor of the density corrections, not
+                      in the reference demo, (0, 1.9] (1)
   --steps N           timed steps, >= 1 (400)
 common options:
   --threads N         compute task pool threads, >= 1 (available parallelism)
@@ -106,6 +108,8 @@ pub struct FluidArgs {
     pub max_iterations: u32,
     /// XSPH viscosity coefficient.
     pub viscosity: f64,
+    /// Over-relaxation factor ω of the density corrections (not in the reference demo).
+    pub relaxation: f64,
     /// Timed steps.
     pub steps: u32,
 }
@@ -119,6 +123,7 @@ impl Default for FluidArgs {
             max_error: 0.1,
             max_iterations: 100,
             viscosity: 0.05,
+            relaxation: 1.0,
             steps: 400,
         }
     }
@@ -274,6 +279,7 @@ where
             (Scene::Fluid(f), "max-error") => f.max_error = v.float_in(0.0, f64::MAX)?,
             (Scene::Fluid(f), "max-iterations") => f.max_iterations = v.int(1, 10_000)? as u32,
             (Scene::Fluid(f), "viscosity") => f.viscosity = v.float_in(0.0, 1.0)?,
+            (Scene::Fluid(f), "relaxation") => f.relaxation = v.float_in(1e-6, 1.9)?,
             (Scene::Fluid(f), "steps") => f.steps = v.int(1, u32::MAX as u64)? as u32,
             (s, _) => {
                 return Err(ArgError(format!(
@@ -385,6 +391,7 @@ mod tests {
                 max_error: 0.1,
                 max_iterations: 100,
                 viscosity: 0.05,
+                relaxation: 1.0,
                 steps: 400
             })
         );
@@ -443,6 +450,8 @@ mod tests {
             "7",
             "--viscosity",
             "1",
+            "--relaxation",
+            "1.5",
             "--steps",
             "60",
             "--threads",
@@ -457,6 +466,7 @@ mod tests {
                 max_error: 0.0,
                 max_iterations: 7,
                 viscosity: 1.0,
+                relaxation: 1.5,
                 steps: 60
             })
         );
@@ -504,6 +514,8 @@ mod tests {
             &["fluid", "--mass", "1"],
             &["fluid", "--viscosity", "1.5"],
             &["fluid", "--viscosity", "-0.1"],
+            &["fluid", "--relaxation", "0"],
+            &["fluid", "--relaxation", "2"],
             &["fluid", "--max-error", "-1"],
             &["fluid", "--max-iterations", "0"],
             &["fluid", "--max-iterations", "10001"],

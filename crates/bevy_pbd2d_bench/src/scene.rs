@@ -115,6 +115,7 @@ fn spawn_fluid(world: &mut World, f: &FluidArgs) -> Result<(), PbdError> {
         settings.set_max_density_error_percent(f.max_error as f32)?;
         settings.set_max_iterations(f.max_iterations)?;
         settings.set_viscosity(f.viscosity as f32)?;
+        settings.set_over_relaxation(f.relaxation as f32)?;
         *settings
     };
     let builder = DamBreakBuilder {

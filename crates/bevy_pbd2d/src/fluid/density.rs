@@ -61,6 +61,7 @@ pub(crate) struct Fluid<'a> {
     pub rest_density: f32,
     pub inv_rest_density: f32,
     pub epsilon: f32,
+    pub over_relaxation: f32,
     pub boundary_x: &'a [Vec2],
     pub boundary_psi: &'a [f32],
 }
@@ -320,7 +321,8 @@ impl Fluid<'_> {
                 let w = &s.w[block.start..block.start + x.len()];
                 for (k, (xi, &wi)) in x.iter_mut().zip(w).enumerate() {
                     if wi > 0.0 {
-                        *xi += self.correction(chunk, k, block.start + k, rows);
+                        *xi +=
+                            self.over_relaxation * self.correction(chunk, k, block.start + k, rows);
                     }
                 }
             }
@@ -373,6 +375,7 @@ pub(crate) fn solve(
         rest_density: settings.rest_density,
         inv_rest_density: 1.0 / settings.rest_density,
         epsilon: settings.epsilon,
+        over_relaxation: settings.over_relaxation,
         boundary_x: &state.boundary_x,
         boundary_psi: &state.boundary_psi,
     };
