@@ -118,18 +118,27 @@ impl SpatialHashGrid {
         (runs, n)
     }
 
+    /// The candidates near `p`: for each run, its point indices and their positions.
+    #[inline(always)]
+    fn candidates(&self, p: Vec2) -> impl Iterator<Item = (&[u32], &[Vec2])> {
+        let (runs, n) = if self.entries.is_empty() {
+            ([(0, 0); 6], 0)
+        } else {
+            self.runs(p)
+        };
+        (0..n).map(move |r| {
+            let range = runs[r].0 as usize..runs[r].1 as usize;
+            (&self.entries[range.clone()], &self.sorted[range])
+        })
+    }
+
     /// Calls `f(j, xⱼ)` for every point j with ‖p − xⱼ‖ < `radius`, where `radius` ≤ the cell
     /// size.
     #[inline]
     pub fn for_each_within(&self, p: Vec2, radius: f32, mut f: impl FnMut(u32, Vec2)) {
-        if self.entries.is_empty() {
-            return;
-        }
         let r2 = radius * radius;
-        let (runs, n) = self.runs(p);
-        for &(start, end) in &runs[..n] {
-            let range = start as usize..end as usize;
-            for (&j, &q) in self.entries[range.clone()].iter().zip(&self.sorted[range]) {
+        for (entries, positions) in self.candidates(p) {
+            for (&j, &q) in entries.iter().zip(positions) {
                 if (p - q).length_squared() < r2 {
                     f(j, q);
                 }
@@ -141,18 +150,13 @@ impl SpatialHashGrid {
     /// branch-free per candidate.
     #[inline]
     pub fn collect_within(&self, p: Vec2, radius: f32, exclude: u32, out: &mut Vec<u32>) {
-        if self.entries.is_empty() {
-            return;
-        }
         let r2 = radius * radius;
-        let (runs, n) = self.runs(p);
-        for &(start, end) in &runs[..n] {
-            let range = start as usize..end as usize;
+        for (entries, positions) in self.candidates(p) {
             let first = out.len();
-            out.resize(first + range.len(), 0);
+            out.resize(first + entries.len(), 0);
             let slots = &mut out[first..];
             let mut kept = 0;
-            for (&j, &q) in self.entries[range.clone()].iter().zip(&self.sorted[range]) {
+            for (&j, &q) in entries.iter().zip(positions) {
                 slots[kept] = j;
                 kept += ((p - q).length_squared() < r2 && j != exclude) as usize;
             }
