@@ -59,9 +59,6 @@ pub(crate) fn rebuild_particle_rows(
     state.resize_particles(n);
 }
 
-/// Filter: a distance constraint or tether was edited.
-type ConstraintsChanged = Or<(Changed<DistanceConstraint>, Changed<LongRangeAttachment>)>;
-
 /// Rebuilds constraint and tether rows when they or the particles changed; despawns those whose
 /// particles no longer exist.
 pub(crate) fn rebuild_constraint_rows(
@@ -69,10 +66,13 @@ pub(crate) fn rebuild_constraint_rows(
     mut state: ResMut<SolverState>,
     constraints: Query<(Entity, &DistanceConstraint)>,
     tethers: Query<(Entity, &LongRangeAttachment)>,
-    changed: Query<(), ConstraintsChanged>,
+    changed_constraints: Query<(), Changed<DistanceConstraint>>,
+    changed_tethers: Query<(), Changed<LongRangeAttachment>>,
     indices: Query<&SolverIndex, With<Particle>>,
 ) {
-    if !state.constraints_dirty && changed.is_empty() {
+    // One query per component: a single `Changed` filter scans its ticks in a tighter loop
+    // than an `Or` of two (≈ 4 500 constraints of the 40×30 cloth every step).
+    if !state.constraints_dirty && changed_constraints.is_empty() && changed_tethers.is_empty() {
         return;
     }
     state.tethers.clear();
@@ -138,30 +138,43 @@ pub(crate) fn copy_particles_in(
     let started = stats.begin_phase();
     let state = &mut *state;
     state.kinematic_targets.clear();
-    for (index, position, velocity, inverse_mass, target) in &particles {
-        let i = index.0 as usize;
-        if i >= state.x.len() {
-            continue;
-        }
-        state.x[i] = position.0;
-        state.v[i] = velocity.0;
-        let mut w = inverse_mass.0;
-        if !(w.is_finite() && w >= 0.0) {
-            if !*warned {
-                warn!(
-                    "InverseMass {w} is negative or not finite: the particle is treated as pinned"
-                );
-                *warned = true;
+    let n = state.x.len();
+    let (x, v, w) = (&mut state.x[..], &mut state.v[..n], &mut state.w[..n]);
+    let targets = &mut state.kinematic_targets;
+    // `for_each` iterates a query faster than a `for` loop.
+    particles
+        .iter()
+        .for_each(|(index, position, velocity, inverse_mass, target)| {
+            let i = index.0 as usize;
+            if i >= n {
+                return;
             }
-            w = 0.0;
-        }
-        state.w[i] = w;
-        if let Some(target) = target.filter(|t| t.0.is_finite()) {
-            state.w[i] = 0.0;
-            state.kinematic_targets.push((i as u32, target.0));
-        }
-    }
+            x[i] = position.0;
+            v[i] = velocity.0;
+            let w_i = inverse_mass.0;
+            w[i] = if w_i.is_finite() && w_i >= 0.0 {
+                w_i
+            } else {
+                invalid_inverse_mass(w_i, &mut warned)
+            };
+            if let Some(target) = target.filter(|t| t.0.is_finite()) {
+                w[i] = 0.0;
+                targets.push((i as u32, target.0));
+            }
+        });
     stats.end_phase(Phase::Sync, started);
+}
+
+/// The inverse mass used for an invalid `InverseMass` `w` (kg⁻¹): 0 (pinned), with a warning the
+/// first time. Out of line, so that the copy loop stays small enough to inline.
+#[cold]
+#[inline(never)]
+fn invalid_inverse_mass(w: f32, warned: &mut bool) -> f32 {
+    if !*warned {
+        warn!("InverseMass {w} is negative or not finite: the particle is treated as pinned");
+        *warned = true;
+    }
+    0.0
 }
 
 /// Copies positions and velocities back to `Position`, `Velocity` and, where present,

@@ -112,6 +112,33 @@ fn one_constraint_keeps_its_rest_length() {
 }
 
 #[test]
+fn editing_a_constraint_in_place_takes_effect_at_the_next_step() {
+    let mut app = app(0.01);
+    app.world_mut()
+        .resource_mut::<SolverSettings>()
+        .set_iterations(20)
+        .unwrap();
+    let (a, b, constraint) = spawn(&mut app, |c| {
+        let a = c
+            .spawn((Particle, Position(Vec2::ZERO), InverseMass::PINNED))
+            .id();
+        let b = c
+            .spawn((Particle, Position(Vec2::new(0.5, 0.0)), InverseMass(2.0)))
+            .id();
+        let constraint = c.spawn(DistanceConstraint::new(a, b, 0.5).unwrap()).id();
+        (a, b, constraint)
+    });
+    run_steps(&mut app, 10);
+    app.world_mut()
+        .get_mut::<DistanceConstraint>(constraint)
+        .unwrap()
+        .rest_length = 0.25;
+    run_steps(&mut app, 1);
+    let d = (position(&app, a) - position(&app, b)).length();
+    assert!((d - 0.25).abs() < 1e-4, "length {d}");
+}
+
+#[test]
 fn default_scene_stays_finite_for_2000_steps() {
     let mut app = app(0.01);
     spawn(&mut app, |c| ClothBuilder::default().spawn(c).unwrap());

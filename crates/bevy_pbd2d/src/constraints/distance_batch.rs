@@ -9,8 +9,9 @@
 //!
 //! Every constraint, in a full group, a smaller one or alone, goes through the same code and so
 //! the same IEEE operations in the same order (no fused multiply-add, no approximate reciprocal
-//! square root), on [`LANES`]-wide SIMD vectors whose unused lanes are padded: the result does
-//! not depend on how constraints are grouped.
+//! square root), on [`LANES`]-wide SIMD vectors whose unused lanes are dropped: the result does
+//! not depend on how constraints are grouped. Positions are moved by
+//! [`lane_positions`](super::lane_positions).
 //!
 //! Per constraint and step, with α̃ = α/Δt² (\[MMC16\] eq. 18) and k = 1/(w₁ + w₂ + α̃), set to 0
 //! when w₁ + w₂ + α̃ = 0 (both particles pinned, α = 0, so Δλ = 0 and nothing moves):
@@ -21,17 +22,21 @@
 //! λ  += Δλ
 //! x₁ += (w₁ Δλ) n,   x₂ −= (w₂ Δλ) n
 //! ```
+//!
+//! A colour whose constraints are all rigid (α = 0, so α̃ = 0) skips the α̃ λ term: while λ is
+//! finite it is ±0 and d − ‖x₁ − x₂‖ is never −0, so leaving it out gives the same bits. λ is
+//! still accumulated for every constraint: λ/Δt² is the constraint's force (N), e.g. to decide
+//! when to tear.
 
 use bevy::prelude::*;
 use wide::f32x8;
 
 use super::distance::{COINCIDENT, DistanceRow, OVERFLOW_COLOUR};
+pub use super::lane_positions::LANES;
+use super::lane_positions::{correct, gather_deltas, lane_rows};
 use crate::degenerate::separation_direction;
 #[cfg(target_arch = "x86_64")]
 use crate::simd::has_avx2;
-
-/// Constraints projected together: the lanes of an `f32x8` (two SSE vectors, one AVX vector).
-pub const LANES: usize = 8;
 
 /// A run of consecutive constraint rows of one colour.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -42,6 +47,8 @@ struct ColourRun {
     end: usize,
     /// Whether no two of its constraints share a particle (every colour but the overflow one).
     independent: bool,
+    /// Whether every one of its constraints is rigid (compliance α = 0).
+    rigid: bool,
 }
 
 /// The distance constraints as arrays (one entry per constraint row, in colour order) plus the
@@ -77,13 +84,18 @@ impl DistanceBatches {
     pub fn new(rows: &[DistanceRow], colours: &[u8]) -> Self {
         assert_eq!(rows.len(), colours.len(), "one colour per row");
         let mut runs: Vec<ColourRun> = Vec::new();
-        for (k, &colour) in colours.iter().enumerate() {
+        for (k, (&colour, row)) in colours.iter().zip(rows).enumerate() {
+            let rigid = row.compliance == 0.0;
             match runs.last_mut() {
-                Some(run) if colours[run.start] == colour => run.end = k + 1,
+                Some(run) if colours[run.start] == colour => {
+                    run.end = k + 1;
+                    run.rigid &= rigid;
+                }
                 _ => runs.push(ColourRun {
                     start: k,
                     end: k + 1,
                     independent: colour != OVERFLOW_COLOUR,
+                    rigid,
                 }),
             }
         }
@@ -183,19 +195,29 @@ impl DistanceBatches {
     #[inline(always)]
     fn project_sweep_unchecked(&self, x: &mut [Vec2], lambda: &mut [f32]) {
         for run in &self.runs {
-            let mut k = run.start;
-            if run.independent {
-                while k + LANES <= run.end {
-                    project_group(self, k, LANES, x, lambda);
-                    k += LANES;
-                }
-                if k < run.end {
-                    project_group(self, k, run.end - k, x, lambda);
-                }
+            if run.rigid {
+                self.project_run::<true>(run, x, lambda);
             } else {
-                for k in run.start..run.end {
-                    project_group(self, k, 1, x, lambda);
-                }
+                self.project_run::<false>(run, x, lambda);
+            }
+        }
+    }
+
+    /// Projects the constraints of `run`; `RIGID`: all of them have α = 0.
+    #[inline(always)]
+    fn project_run<const RIGID: bool>(&self, run: &ColourRun, x: &mut [Vec2], lambda: &mut [f32]) {
+        if run.independent {
+            let mut k = run.start;
+            while k + LANES <= run.end {
+                project_group::<RIGID>(self, k, LANES, x, lambda);
+                k += LANES;
+            }
+            if k < run.end {
+                project_group::<RIGID>(self, k, run.end - k, x, lambda);
+            }
+        } else {
+            for k in run.start..run.end {
+                project_group::<RIGID>(self, k, 1, x, lambda);
             }
         }
     }
@@ -244,40 +266,23 @@ fn load(v: &[f32], start: usize, count: usize, pad: f32) -> f32x8 {
     f32x8::new(lanes)
 }
 
-/// x₁ − x₂ (m) of constraints `start .. start + count` as (x, y) vectors; the unused lanes
-/// hold (1, 0).
-#[inline(always)]
-fn gather_deltas(
-    batches: &DistanceBatches,
-    start: usize,
-    count: usize,
-    x: &[Vec2],
-) -> (f32x8, f32x8) {
-    let (a, b) = (
-        &batches.a[start..start + count],
-        &batches.b[start..start + count],
-    );
-    let (mut dx, mut dy) = ([1.0; LANES], [0.0; LANES]);
-    for l in 0..count {
-        // SAFETY: `check_rows` ran: every `a` and `b` is less than `x.len()`.
-        let delta = unsafe { *x.get_unchecked(a[l] as usize) - *x.get_unchecked(b[l] as usize) };
-        dx[l] = delta.x;
-        dy[l] = delta.y;
-    }
-    (f32x8::new(dx), f32x8::new(dy))
-}
-
 /// Projects constraints `start .. start + count` (`count` ≤ [`LANES`]), which must share no
-/// particle when `count` > 1.
+/// particle when `count` > 1. `RIGID`: every one has α = 0, so α̃ λ (±0 while λ is finite) is
+/// left out, which gives the same bits: d − ‖x₁ − x₂‖ is never −0.
 #[inline(always)]
-fn project_group(
+fn project_group<const RIGID: bool>(
     batches: &DistanceBatches,
     start: usize,
     count: usize,
     x: &mut [Vec2],
     lambda: &mut [f32],
 ) {
-    let (dx, dy) = gather_deltas(batches, start, count, x);
+    let (a, b) = (
+        lane_rows(&batches.a, start, count),
+        lane_rows(&batches.b, start, count),
+    );
+    // SAFETY: `check_rows` ran: every `a` and `b` is less than `x.len()`.
+    let (dx, dy) = unsafe { gather_deltas(x, &a, &b) };
     let length = (dx * dx + dy * dy).sqrt();
     let inv_length = f32x8::ONE / length;
     let separated = length.simd_gt(f32x8::splat(COINCIDENT));
@@ -292,25 +297,22 @@ fn project_group(
         }
     }
     let rest_length = load(&batches.rest_length, start, count, 0.0);
-    let alpha_tilde = load(&batches.alpha_tilde, start, count, 0.0);
     let inv_denominator = load(&batches.inv_denominator, start, count, 0.0);
     let lambda_old = load(lambda, start, count, 0.0);
-    let d_lambda = ((rest_length - length) - alpha_tilde * lambda_old) * inv_denominator;
+    let minus_c = rest_length - length;
+    let d_lambda = if RIGID {
+        minus_c * inv_denominator
+    } else {
+        let alpha_tilde = load(&batches.alpha_tilde, start, count, 0.0);
+        (minus_c - alpha_tilde * lambda_old) * inv_denominator
+    };
     lambda[start..start + count].copy_from_slice(&(lambda_old + d_lambda).to_array()[..count]);
     let step_a = load(&batches.w_a, start, count, 0.0) * d_lambda;
     let step_b = load(&batches.w_b, start, count, 0.0) * d_lambda;
-    let (ax, ay) = ((step_a * nx).to_array(), (step_a * ny).to_array());
-    let (bx, by) = ((step_b * nx).to_array(), (step_b * ny).to_array());
-    let (a, b) = (
-        &batches.a[start..start + count],
-        &batches.b[start..start + count],
-    );
-    for l in 0..count {
-        // SAFETY: `check_rows` ran: every `a` and `b` is less than `x.len()`.
-        unsafe {
-            *x.get_unchecked_mut(a[l] as usize) += Vec2::new(ax[l], ay[l]);
-            *x.get_unchecked_mut(b[l] as usize) -= Vec2::new(bx[l], by[l]);
-        }
+    // SAFETY: as above; the used lanes' particles are distinct (one colour, or one lane).
+    unsafe {
+        correct::<false>(x, &a, count, step_a * nx, step_a * ny);
+        correct::<true>(x, &b, count, step_b * nx, step_b * ny);
     }
 }
 
@@ -318,7 +320,12 @@ fn project_group(
 /// lanes.
 #[inline(always)]
 fn relative_stretch(batches: &DistanceBatches, start: usize, count: usize, x: &[Vec2]) -> f32x8 {
-    let (dx, dy) = gather_deltas(batches, start, count, x);
+    let (a, b) = (
+        lane_rows(&batches.a, start, count),
+        lane_rows(&batches.b, start, count),
+    );
+    // SAFETY: `check_rows` ran: every `a` and `b` is less than `x.len()`.
+    let (dx, dy) = unsafe { gather_deltas(x, &a, &b) };
     let length = (dx * dx + dy * dy).sqrt();
     let rest_length = load(&batches.rest_length, start, count, 0.0);
     let stretch = (length - rest_length).abs() / rest_length;
@@ -479,6 +486,48 @@ mod tests {
             .fold(0.0, f32::max);
         assert!(stretch > 0.0);
         assert_eq!(batches.max_relative_stretch(&x), stretch);
+    }
+
+    fn lambda_bits(lambda: &[f32]) -> Vec<u32> {
+        lambda.iter().map(|v| v.to_bits()).collect()
+    }
+
+    #[test]
+    fn rigid_runs_give_the_bits_of_the_general_projection() {
+        let (x0, w, rows) = scene();
+        let rows: Vec<DistanceRow> = rows
+            .iter()
+            .enumerate()
+            .map(|(k, r)| DistanceRow {
+                compliance: if k % 97 == 0 { 1e-5 } else { 0.0 },
+                ..*r
+            })
+            .collect();
+        let (order, colours) = colour_order(&rows, x0.len());
+        let rows: Vec<DistanceRow> = order.iter().map(|&k| rows[k]).collect();
+        let mut batches = DistanceBatches::new(&rows, &colours);
+        let rigid_runs = batches.runs.iter().filter(|r| r.rigid).count();
+        assert!(rigid_runs > 0 && rigid_runs < batches.runs.len());
+        for run in &batches.runs {
+            let alphas = rows[run.start..run.end].iter().map(|r| r.compliance);
+            assert_eq!(run.rigid, alphas.clone().all(|a| a == 0.0));
+        }
+        batches.set_coefficients(&w, 1e4);
+        let (mut x, mut lambda) = (x0.clone(), vec![0.0; rows.len()]);
+        let (mut x_general, mut lambda_general) = (x0.clone(), vec![0.0; rows.len()]);
+        for _ in 0..3 {
+            batches.project_sweep(&mut x, &mut lambda);
+            for run in &batches.runs {
+                batches.project_run::<false>(run, &mut x_general, &mut lambda_general);
+            }
+        }
+        assert_ne!(bits(&x), bits(&x0), "the sweep moved particles");
+        assert_eq!(bits(&x), bits(&x_general));
+        assert_eq!(lambda_bits(&lambda), lambda_bits(&lambda_general));
+        assert!(
+            lambda.iter().any(|&l| l != 0.0),
+            "λ accumulates in rigid runs"
+        );
     }
 
     #[test]
