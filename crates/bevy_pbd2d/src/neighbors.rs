@@ -14,7 +14,7 @@
 use bevy::prelude::*;
 
 use crate::kernel::{LANES, Lanes};
-use crate::parallel::{CHUNK, PARALLEL_FROM};
+use crate::parallel::{CHUNK, threads_for};
 use crate::phased::for_blocks_mut;
 
 /// Row multiplier P of the bucket function (≡ 3 mod 8; the golden-ratio constant spreads rows
@@ -221,22 +221,39 @@ impl NeighborChunk {
             .map(move |(b, js)| (start / LANES + b, js, lanes_below(count - b * LANES)))
     }
 
-    /// Whether the lists are well formed for a chunk of `rows` rows, `fluid` fluid rows in all
-    /// and `boundary` boundary samples: every index in range, each row's fluid list a whole number of batches within `fluid`,
-    /// with its real neighbours first, and the boundary ranges within `boundary`. The density
-    /// solve checks this once per step and then reads the lists without bounds checks.
-    pub fn indices_within(&self, rows: usize, fluid: usize, boundary: usize) -> bool {
+    /// Whether the lists are well formed for the chunk of `rows` rows starting at row
+    /// `first_row`, `fluid` fluid rows in all and `boundary` boundary samples: every index in
+    /// range; each row's fluid list a whole number of batches within `fluid`, its real
+    /// neighbours first, then fewer than [`LANES`] padding entries that are the row itself; the
+    /// boundary ranges within `boundary`. The density solve checks this once per step and then
+    /// reads the lists without bounds checks.
+    pub fn indices_within(
+        &self,
+        first_row: usize,
+        rows: usize,
+        fluid: usize,
+        boundary: usize,
+    ) -> bool {
         if self.fluid_count.len() != rows {
             return false;
         }
         let fluid_ranges = self.fluid_start.len() == rows + 1
-            && self
+            && (self
                 .fluid_start
                 .windows(2)
                 .zip(&self.fluid_count)
-                .all(|(w, &count)| {
-                    w[0] <= w[1] && (w[0] as usize).is_multiple_of(LANES) && count <= w[1] - w[0]
-                })
+                .enumerate())
+            .all(|(k, (w, &count))| {
+                let (start, end, count) = (w[0] as usize, w[1] as usize, count as usize);
+                // Padding: fewer than LANES entries, all the row itself (∇W = 0 there).
+                let row = (first_row + k) as u32;
+                let padding = self.fluid.get(start + count..end);
+                start <= end
+                    && start.is_multiple_of(LANES)
+                    && count <= end - start
+                    && end - start - count < LANES
+                    && padding.is_some_and(|p| p.iter().all(|&j| j == row))
+            })
             && self.fluid_start.last().map(|&e| e as usize) == Some(self.fluid.len())
             && self.fluid.len().is_multiple_of(LANES);
         let boundary_ranges = self.boundary_start.len() == rows + 1
@@ -302,7 +319,8 @@ pub struct NeighborState {
 }
 
 /// Fills `chunks` with the fluid and boundary neighbours (within `h`) of fluid rows
-/// `0..fluid.len()`, in parallel from [`PARALLEL_FROM`] rows up, reusing the chunks' buffers.
+/// `0..fluid.len()`, in parallel from [`PARALLEL_FROM`](crate::parallel::PARALLEL_FROM) rows
+/// up, reusing the chunks' buffers.
 pub fn find_neighbors(
     chunks: &mut Vec<NeighborChunk>,
     fluid_grid: &SpatialHashGrid,
@@ -311,11 +329,7 @@ pub fn find_neighbors(
     h: f32,
 ) {
     chunks.resize_with(fluid.len().div_ceil(CHUNK), NeighborChunk::default);
-    let threads = if fluid.len() < PARALLEL_FROM {
-        1
-    } else {
-        usize::MAX
-    };
+    let threads = threads_for(fluid.len());
     for_blocks_mut(chunks, 1, threads, |c, chunk| {
         fill_chunk(&mut chunk[0], c, fluid_grid, fluid, boundary_grid, h);
     });
@@ -436,22 +450,26 @@ mod tests {
         let mut chunks = Vec::new();
         find_neighbors(&mut chunks, &grid, &points, &SpatialHashGrid::default(), h);
         let rows = chunks[0].fluid_count.len();
-        assert!(chunks[0].indices_within(rows, points.len(), 0));
-        assert!(!chunks[0].indices_within(rows - 1, points.len(), 0));
+        assert!(chunks[0].indices_within(0, rows, points.len(), 0));
+        assert!(!chunks[0].indices_within(0, rows - 1, points.len(), 0));
+        assert!(
+            !chunks[0].indices_within(1, rows, points.len(), 0),
+            "padding of another row"
+        );
         // An index past the fluid rows, a boundary index with no samples, a broken range.
         let mut bad = chunks[0].clone();
         bad.fluid[0] = points.len() as u32;
-        assert!(!bad.indices_within(rows, points.len(), 0));
+        assert!(!bad.indices_within(0, rows, points.len(), 0));
         let mut bad = chunks[0].clone();
         bad.boundary.push(0);
         *bad.boundary_start.last_mut().unwrap() += 1;
-        assert!(!bad.indices_within(rows, points.len(), 0));
+        assert!(!bad.indices_within(0, rows, points.len(), 0));
         let mut bad = chunks[0].clone();
         bad.fluid_start[1] += 1;
-        assert!(!bad.indices_within(rows, points.len(), 0));
+        assert!(!bad.indices_within(0, rows, points.len(), 0));
         let mut bad = chunks[0].clone();
         bad.fluid_count[0] = bad.fluid_start[1] + 1;
-        assert!(!bad.indices_within(rows, points.len(), 0));
+        assert!(!bad.indices_within(0, rows, points.len(), 0));
     }
 
     #[test]
@@ -503,7 +521,8 @@ mod tests {
             let real = chunk.fluid_count[k] as usize;
             assert!(padded.len() - real < LANES);
             assert!(chunk.fluid[padded][real..].iter().all(|&j| j as usize == i));
-            assert!(chunk.indices_within(chunk.fluid_count.len(), fluid.len(), boundary.len()));
+            let rows = chunk.fluid_count.len();
+            assert!(chunk.indices_within(i / CHUNK * CHUNK, rows, fluid.len(), boundary.len()));
             let mut f = chunk.fluid_of(i % CHUNK).to_vec();
             f.sort_unstable();
             assert_eq!(f, brute(&fluid, i, h));

@@ -29,8 +29,8 @@ use crate::team;
 /// Phase id that ends the run.
 pub const FINISHED: u32 = u32::MAX;
 
-/// Shared progress: `state` holds the phase's epoch (high 32 bits) and the next unclaimed block
-/// (low 32 bits); `phase` the id of the epoch's phase.
+/// Shared progress: `state` packs the phase's epoch and the unclaimed blocks ([`pack`]);
+/// `phase` is the id of the epoch's phase; `completed` counts the epoch's finished blocks.
 struct Progress {
     state: AtomicU64,
     phase: AtomicU32,
@@ -39,9 +39,10 @@ struct Progress {
 
 /// Runs phases of `blocks` blocks each, starting with phase `first`: `work(phase, block)` for
 /// every block (on any participating thread), then `next(phase)` once on the thread that
-/// completed the phase, which returns the next phase id or [`FINISHED`]. Uses up to
-/// `max_threads` threads of the compute task pool (the calling thread included); with one, or
-/// with a single block, everything runs on the calling thread.
+/// completed the phase, which returns the next phase id or [`FINISHED`] (with no blocks, `next`
+/// alone runs until then). Uses up to `max_threads` threads, at most as many as the compute
+/// task pool has, the calling thread included; with one, or with a single block, everything
+/// runs on the calling thread.
 pub fn run_phases<W, N>(blocks: usize, max_threads: usize, first: u32, work: W, next: N)
 where
     W: Fn(u32, usize) + Sync,
@@ -64,11 +65,14 @@ where
     let next = Mutex::new(next);
     let joined = AtomicUsize::new(0);
     let helper = || {
+        let id = joined.fetch_add(1, Ordering::Relaxed);
+        if id + 1 >= threads {
+            return; // `threads` are at work already
+        }
         // The first helper takes blocks from the back, everyone else from the front: in
         // consecutive phases each block then mostly stays on the same thread (and its data in
         // that core's cache).
-        let from_back = joined.fetch_add(1, Ordering::Relaxed) == 0;
-        participate(&progress, blocks, &work, &next, from_back);
+        participate(&progress, blocks, &work, &next, id == 0);
     };
     team::run(threads - 1, &helper, &|| {
         participate(&progress, blocks, &work, &next, false);
@@ -94,7 +98,7 @@ fn unpack(state: u64) -> (u64, usize, usize) {
     )
 }
 
-/// Calls `f(first, block)` for the consecutive blocks of `block_len` elements of `data`
+/// Calls `f(first, block)` for the consecutive blocks of `block_len` (≥ 1) elements of `data`
 /// (`first` is the block's first index), in parallel on up to `max_threads` threads: a
 /// [`run_phases`] run with a single phase.
 pub fn for_blocks_mut<T, F>(data: &mut [T], block_len: usize, max_threads: usize, f: F)
@@ -102,6 +106,7 @@ where
     T: Send + Sync,
     F: Fn(usize, &mut [T]) + Sync,
 {
+    let block_len = block_len.max(1);
     let blocks = data.len().div_ceil(block_len);
     let shared = PhaseShared::new(data);
     run_phases(
@@ -214,7 +219,8 @@ impl<'a, T> PhaseShared<'a, T> {
     /// The whole slice, for reading.
     ///
     /// # Safety
-    /// No thread may write any element during the current phase.
+    /// No thread may write any element during the current phase, and the returned slice must
+    /// not be used after the block that asked for it returns.
     pub unsafe fn read(&self) -> &[T] {
         // SAFETY: same layout; the caller guarantees there is no concurrent writer.
         unsafe { core::slice::from_raw_parts(self.cells.as_ptr().cast(), self.cells.len()) }
@@ -224,7 +230,8 @@ impl<'a, T> PhaseShared<'a, T> {
     ///
     /// # Safety
     /// During the current phase only the calling thread may access these elements, and no
-    /// thread may [`read`](Self::read) the slice.
+    /// thread may [`read`](Self::read) the slice; the returned slice must not be used after the
+    /// block that asked for it returns.
     #[allow(clippy::mut_from_ref)]
     pub unsafe fn block_mut(&self, range: core::ops::Range<usize>) -> &mut [T] {
         let end = range.end.min(self.cells.len());
@@ -299,6 +306,31 @@ mod tests {
                 run_phases(16, threads, 0, |_, block| assert!(block != 5), |_| 0);
             });
             assert!(result.is_err(), "{threads} threads");
+        }
+    }
+
+    #[test]
+    fn nested_and_concurrent_regions_complete() {
+        let sum = |threads| {
+            let mut totals = vec![0u64; 8];
+            for_blocks_mut(&mut totals, 1, threads, |b, out| {
+                // A region inside a region runs on its calling thread alone.
+                let mut inner = vec![0u64; 100];
+                for_blocks_mut(&mut inner, 10, threads, |first, block| {
+                    for (k, v) in block.iter_mut().enumerate() {
+                        *v = (first + k) as u64 * (b as u64 + 1);
+                    }
+                });
+                out[0] = inner.iter().sum();
+            });
+            totals
+        };
+        let expected: Vec<u64> = (1..=8).map(|b| 4950 * b).collect();
+        assert_eq!(sum(1), expected);
+        // Regions from several threads at once take turns or run alone.
+        let handles: Vec<_> = (0..3).map(|_| std::thread::spawn(move || sum(2))).collect();
+        for handle in handles {
+            assert_eq!(handle.join().unwrap(), expected);
         }
     }
 }

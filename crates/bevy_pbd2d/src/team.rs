@@ -12,7 +12,7 @@
 //! keeps the closure alive until it has withdrawn the region and no helper is inside it
 //! ([`Team::run`]), which is what makes the erased pointer sound.
 
-use core::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use core::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -38,8 +38,8 @@ struct Team {
     inside: AtomicUsize,
     /// Helper tasks alive (working or lingering).
     alive: AtomicUsize,
-    /// Set when a helper's closure panicked in the current region.
-    panicked: AtomicBool,
+    /// The panic of a helper's call in the current region, re-raised by the caller.
+    panic: Mutex<Option<Box<dyn core::any::Any + Send>>>,
 }
 
 static TEAM: Team = Team {
@@ -47,25 +47,32 @@ static TEAM: Team = Team {
     region: Mutex::new(None),
     inside: AtomicUsize::new(0),
     alive: AtomicUsize::new(0),
-    panicked: AtomicBool::new(false),
+    panic: Mutex::new(None),
 };
 
-/// Runs `own` on the calling thread and `participate` on up to `helpers` lingering pool
-/// threads, returning once `own` has returned and no helper is still inside `participate`.
-/// `participate` must be safe to call any number of times, concurrently, and also after the
-/// work is done (it then returns at once).
+/// Runs `own` on the calling thread and `participate` on the lingering pool threads (starting
+/// helpers until `helpers` are alive), returning once `own` has returned and no helper is still
+/// inside `participate`. `own` must be able to complete the work alone; `participate` must be
+/// safe to call any number of times, concurrently, and also after the work is done (it then
+/// returns at once); it limits how many helpers take part.
 ///
 /// # Panics
 /// If a helper's call panicked (after the calling thread's call returned).
 pub fn run(helpers: usize, participate: &(dyn Fn() + Sync), own: &dyn Fn()) {
     // Only one region at a time: regions started from several threads at once take turns.
+    // A region started while another runs (from another thread, or nested inside one) runs on
+    // its calling thread alone: `own` completes the work by itself.
     static EXCLUSIVE: Mutex<()> = Mutex::new(());
-    let _turn = EXCLUSIVE.lock().unwrap_or_else(|e| e.into_inner());
+    let _turn = match EXCLUSIVE.try_lock() {
+        Ok(turn) => turn,
+        Err(std::sync::TryLockError::Poisoned(poisoned)) => poisoned.into_inner(),
+        Err(std::sync::TryLockError::WouldBlock) => return own(),
+    };
     // SAFETY (lifetime erasure): the region is withdrawn, and every helper that could have
     // seen it has left it, before this function returns (below).
     let erased: *const (dyn Fn() + Sync + 'static) =
         unsafe { core::mem::transmute(participate as *const (dyn Fn() + Sync)) };
-    TEAM.panicked.store(false, Ordering::SeqCst);
+    lock(&TEAM.panic).take();
     *lock(&TEAM.region) = Some(Region(erased));
     TEAM.generation.fetch_add(1, Ordering::SeqCst);
     // Withdraws the region and waits for the helpers inside it, also when unwinding.
@@ -77,8 +84,8 @@ pub fn run(helpers: usize, participate: &(dyn Fn() + Sync), own: &dyn Fn()) {
     }
     own();
     drop(withdraw);
-    if TEAM.panicked.load(Ordering::SeqCst) {
-        panic!("a parallel block panicked on a helper thread");
+    if let Some(panic) = lock(&TEAM.panic).take() {
+        std::panic::resume_unwind(panic);
     }
 }
 
@@ -88,8 +95,14 @@ struct Withdraw;
 impl Drop for Withdraw {
     fn drop(&mut self) {
         *lock(&TEAM.region) = None;
+        let mut spins = 0u32;
         while TEAM.inside.load(Ordering::SeqCst) != 0 {
-            core::hint::spin_loop();
+            spins += 1;
+            if spins < 256 {
+                core::hint::spin_loop();
+            } else {
+                std::thread::yield_now();
+            }
         }
     }
 }
@@ -114,8 +127,8 @@ fn linger() {
                 // SAFETY: the region is still published, so `run` has not returned, and it
                 // will not before `inside` drops back (see `run`).
                 let call = || unsafe { (*participate)() };
-                if std::panic::catch_unwind(std::panic::AssertUnwindSafe(call)).is_err() {
-                    TEAM.panicked.store(true, Ordering::SeqCst);
+                if let Err(panic) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(call)) {
+                    *lock(&TEAM.panic) = Some(panic);
                 }
             }
             TEAM.inside.fetch_sub(1, Ordering::SeqCst);
@@ -123,11 +136,15 @@ fn linger() {
             continue;
         }
         polls = polls.wrapping_add(1);
-        if polls.is_multiple_of(64) && idle_since.elapsed() > LINGER {
-            TEAM.alive.fetch_sub(1, Ordering::SeqCst);
-            // A region published between the last poll and leaving may go without this
-            // helper; it completes on its other threads.
-            return;
+        if polls.is_multiple_of(64) {
+            if idle_since.elapsed() > LINGER {
+                TEAM.alive.fetch_sub(1, Ordering::SeqCst);
+                // A region published between the last poll and leaving may go without this
+                // helper; it completes on its other threads.
+                return;
+            }
+            // Let other threads of an oversubscribed machine run.
+            std::thread::yield_now();
         }
         core::hint::spin_loop();
     }

@@ -103,8 +103,9 @@ impl DistanceBatches {
             runs,
             a: rows.iter().map(|r| r.a).collect(),
             b: rows.iter().map(|r| r.b).collect(),
-            rest_length: rows.iter().map(|r| r.rest_length).collect(),
-            compliance: rows.iter().map(|r| r.compliance).collect(),
+            // `+ 0.0` turns −0 into +0, so the rigid path's skipped α̃λ term is exactly zero.
+            rest_length: rows.iter().map(|r| r.rest_length + 0.0).collect(),
+            compliance: rows.iter().map(|r| r.compliance + 0.0).collect(),
             ..default()
         }
     }

@@ -24,7 +24,7 @@ use crate::degenerate::pair_direction;
 use crate::fluid::FluidSettings;
 use crate::kernel::{CubicSpline, LANES, Lanes, lengths, sum_lanes};
 use crate::neighbors::{NeighborChunk, NeighborState, RowRanges, lanes_below};
-use crate::parallel::{CHUNK, PARALLEL_FROM};
+use crate::parallel::{CHUNK, threads_for};
 use crate::phased::{FINISHED, PhaseShared, run_phases};
 #[cfg(target_arch = "x86_64")]
 use crate::simd::has_avx2;
@@ -361,7 +361,8 @@ pub(crate) fn solve(
     let boundary = state.boundary_x.len().min(state.boundary_psi.len());
     let rows_of = |c: usize| CHUNK.min(n - c * CHUNK);
     let well_formed = chunks.len() == n.div_ceil(CHUNK)
-        && (chunks.iter().enumerate()).all(|(c, l)| l.indices_within(rows_of(c), n, boundary));
+        && (chunks.iter().enumerate())
+            .all(|(c, l)| l.indices_within(c * CHUNK, rows_of(c), n, boundary));
     if !well_formed {
         // Only reachable if the lists were edited by hand: the hot loops rely on this check.
         error!("PBF neighbour lists do not match the particles; density solve skipped");
@@ -388,7 +389,7 @@ pub(crate) fn solve(
     let blocks = chunks.len();
     let lists = PhaseShared::new(chunks);
     let (mut iterations, mut error) = (0, 0.0);
-    let threads = if n < PARALLEL_FROM { 1 } else { usize::MAX };
+    let threads = threads_for(n);
     #[cfg(target_arch = "x86_64")]
     let avx2 = has_avx2();
     run_phases(

@@ -20,7 +20,7 @@ use crate::fluid::FluidSettings;
 use crate::fluid::density::DensityState;
 use crate::kernel::{LANES, Lanes, sum_lanes};
 use crate::neighbors::NeighborState;
-use crate::parallel::{CHUNK, PARALLEL_FROM};
+use crate::parallel::{CHUNK, threads_for};
 use crate::phased::for_blocks_mut;
 use crate::solver::SolverState;
 use crate::stats::{PbdStats, Phase};
@@ -56,7 +56,7 @@ pub fn apply_xsph_viscosity(
     let (v, w) = (&state.v[..n], &state.w[..n]);
     let rows = &density.rows;
     scratch.smoothed.resize(n, Vec2::ZERO);
-    let threads = if n < PARALLEL_FROM { 1 } else { usize::MAX };
+    let threads = threads_for(n);
     for_blocks_mut(&mut scratch.smoothed, CHUNK, threads, |first, out| {
         let chunk = &neighbors.chunks[first / CHUNK];
         for (k, out) in out.iter_mut().enumerate() {
