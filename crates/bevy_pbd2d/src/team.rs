@@ -10,7 +10,7 @@
 //!
 //! A region is published as a type-erased pointer to its participation closure. The caller
 //! keeps the closure alive until it has withdrawn the region and no helper is inside it
-//! ([`Team::run`]), which is what makes the erased pointer sound.
+//! ([`run`]), which is what makes the erased pointer sound.
 
 use core::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -25,7 +25,7 @@ pub const LINGER: Duration = Duration::from_micros(200);
 #[derive(Clone, Copy)]
 struct Region(*const (dyn Fn() + Sync + 'static));
 
-// SAFETY: the closure is `Sync`, and `Team::run` keeps it alive while helpers can reach it.
+// SAFETY: the closure is `Sync`, and `run` keeps it alive while helpers can reach it.
 unsafe impl Send for Region {}
 
 /// The process-wide set of helpers.
