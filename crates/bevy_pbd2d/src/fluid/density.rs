@@ -13,7 +13,7 @@
 //! As in the PBF demo, boundary samples enter ∇ᵢCᵢ but not the Σⱼ term (they do not move), and
 //! the masses of the general PBD form cancel because all fluid particles weigh the same.
 //! Each iteration computes ρ, C and λ for all particles (Jacobi, in parallel), then Δx, then
-//! applies Δx to particles with w > 0. The loop stops before correcting once the average
+//! applies ω Δx to particles with w > 0 (ω = [`FluidSettings::over_relaxation`], 1 by default). The loop stops before correcting once the average
 //! density error Σᵢ max(ρᵢ − ρ0, 0)/(N ρ0) is at or below the tolerance, so the error
 //! reported is that of the final positions; at the iteration cap the error is measured once
 //! more after the last correction.
