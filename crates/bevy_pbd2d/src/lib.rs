@@ -44,6 +44,7 @@ pub mod schedule;
 pub mod settings;
 pub mod simd;
 pub mod solver;
+pub mod spatial_grid;
 pub mod stats;
 pub mod sync;
 pub mod team;

@@ -6,9 +6,10 @@ use bevy::prelude::*;
 
 use crate::fluid::{BoundaryParticle, FluidSettings, PseudoMass};
 use crate::kernel::CubicSpline;
-use crate::neighbors::{NeighborState, SpatialHashGrid};
+use crate::neighbors::NeighborState;
 use crate::particle::Position;
 use crate::solver::SolverState;
+use crate::spatial_grid::SpatialHashGrid;
 use crate::stats::{PbdStats, Phase};
 
 /// Observer: boundary samples were added or removed.
