@@ -22,8 +22,8 @@ pub fn threads_for(rows: usize) -> usize {
     if rows < PARALLEL_FROM { 1 } else { usize::MAX }
 }
 
-/// The compute task pool (initialised with one thread when no `TaskPoolPlugin` ran, e.g. in a
-/// bare `World`).
+/// The compute task pool (initialised with one thread per core when no `TaskPoolPlugin` ran,
+/// e.g. in a bare `World`).
 pub fn pool() -> &'static TaskPool {
     ComputeTaskPool::get_or_init(TaskPool::default)
 }

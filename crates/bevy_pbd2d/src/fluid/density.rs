@@ -13,10 +13,11 @@
 //! As in the PBF demo, boundary samples enter ∇ᵢCᵢ but not the Σⱼ term (they do not move), and
 //! the masses of the general PBD form cancel because all fluid particles weigh the same.
 //! Each iteration computes ρ, C and λ for all particles (Jacobi, in parallel), then Δx, then
-//! applies ω Δx to particles with w > 0 (ω = [`FluidSettings::over_relaxation`], 1 by default). The loop stops before correcting once the average
-//! density error Σᵢ max(ρᵢ − ρ0, 0)/(N ρ0) is at or below the tolerance, so the error
-//! reported is that of the final positions; at the iteration cap the error is measured once
-//! more after the last correction.
+//! applies ω Δx to particles with w > 0 (ω = [`FluidSettings::over_relaxation`], 1 by
+//! default). The loop stops before correcting once the average density error
+//! Σᵢ max(ρᵢ − ρ0, 0)/(N ρ0) is at or below the tolerance, so the error reported is that of the
+//! final positions; at the iteration cap the error is measured once more after the last
+//! correction.
 
 use bevy::prelude::*;
 
@@ -392,18 +393,18 @@ pub(crate) fn solve(
     let threads = threads_for(n);
     #[cfg(target_arch = "x86_64")]
     let avx2 = has_avx2();
+    let shared = Shared {
+        x: &x,
+        w,
+        rows: &rows,
+        errors: &errors,
+        lists: &lists,
+    };
     run_phases(
         blocks,
         threads,
         DENSITY,
         |phase, c| {
-            let shared = Shared {
-                x: &x,
-                w,
-                rows: &rows,
-                errors: &errors,
-                lists: &lists,
-            };
             #[cfg(target_arch = "x86_64")]
             if avx2 {
                 // SAFETY: the CPU has AVX2.
