@@ -85,12 +85,15 @@ pub(crate) const COINCIDENT: f32 = 1e-9;
 /// constraints may share particles.
 pub const OVERFLOW_COLOUR: u8 = 63;
 
-/// A Gauss-Seidel order of `rows` by greedy graph colouring: each constraint gets the smallest
-/// colour (0 ..= 63) not yet used by a constraint sharing one of its particles; the order lists
-/// colour 0's constraints first, each colour in the original order. Within a colour no two
-/// constraints share a particle (up to 64 colours; a particle in more constraints than that
-/// shares colour 63, which stays correct, only less independent). `particles` is the number of
-/// particle rows. Returns the order and the colour of each constraint in that order.
+/// A Gauss-Seidel order of `rows` by greedy graph colouring: each constraint, in the original
+/// order, gets the smallest colour (0 ..= 63) not yet used by a constraint sharing one of its
+/// particles; the order lists colour 0's constraints first, then colour 1's and so on. Within a
+/// colour no two constraints share a particle (up to 64 colours; a particle in more constraints
+/// than that shares colour 63, which stays correct, only less independent), so their order does
+/// not change the result: they are sorted by b − a, then a, which makes the edges of one
+/// direction of a grid runs of consecutive rows that the projection moves together. The overflow
+/// colour keeps the original order. `particles` is the number of particle rows. Returns the
+/// order and the colour of each constraint in that order.
 pub fn colour_order(rows: &[DistanceRow], particles: usize) -> (Vec<usize>, Vec<u8>) {
     let mut used = vec![0u64; particles];
     let mut colour = Vec::with_capacity(rows.len());
@@ -104,7 +107,10 @@ pub fn colour_order(rows: &[DistanceRow], particles: usize) -> (Vec<usize>, Vec<
         colour.push(c);
     }
     let mut order: Vec<usize> = (0..rows.len()).collect();
-    order.sort_by_key(|&k| colour[k]);
+    order.sort_by_key(|&k| match colour[k] {
+        OVERFLOW_COLOUR => (OVERFLOW_COLOUR, 0, 0),
+        c => (c, i64::from(rows[k].b) - i64::from(rows[k].a), rows[k].a),
+    });
     let colours = order.iter().map(|&k| colour[k]).collect();
     (order, colours)
 }

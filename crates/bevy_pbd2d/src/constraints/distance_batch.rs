@@ -5,7 +5,10 @@
 //! both particles' positions, compute every correction, scatter) gives exactly the positions of
 //! projecting them one after another: this is still Gauss-Seidel, in the same order. The last
 //! constraints of a colour form a smaller group; those of the overflow colour
-//! ([`OVERFLOW_COLOUR`]), which may share particles, are projected one at a time.
+//! ([`OVERFLOW_COLOUR`]), which may share particles, are projected one at a time. A group whose
+//! particle rows are consecutive (a(l) = a + l, b(l) = b + l) or paired (a(l) = a + 2l,
+//! b(l) = a(l) + 1), as the edges of a grid are once each colour is sorted by row, has its
+//! positions moved two rows per load and store ([`GroupRows`]).
 //!
 //! Every constraint, in a full group, a smaller one or alone, goes through the same code and so
 //! the same IEEE operations in the same order (no fused multiply-add, no approximate reciprocal
@@ -33,10 +36,11 @@ use wide::f32x8;
 
 use super::distance::{COINCIDENT, DistanceRow, OVERFLOW_COLOUR};
 pub use super::lane_positions::LANES;
-use super::lane_positions::{correct, gather_deltas, lane_rows};
+use super::lane_positions::{GroupRows, PositionLanes, lane_rows};
 use crate::degenerate::separation_direction;
+use crate::simd::Lanes8;
 #[cfg(target_arch = "x86_64")]
-use crate::simd::has_avx2;
+use crate::simd::{Avx8, has_avx2};
 
 /// A run of consecutive constraint rows of one colour.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -49,6 +53,70 @@ struct ColourRun {
     independent: bool,
     /// Whether every one of its constraints is rigid (compliance α = 0).
     rigid: bool,
+    /// Its groups: `groups[first_group .. end_group]`.
+    first_group: usize,
+    /// One past its last group.
+    end_group: usize,
+}
+
+/// How the particle rows of a group lie in memory ([`GroupRows`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Layout {
+    /// Any rows.
+    Scattered,
+    /// [`GroupRows::Consecutive`].
+    Consecutive,
+    /// [`GroupRows::Paired`].
+    Paired,
+}
+
+/// Constraint rows projected together.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Group {
+    /// First row.
+    start: u32,
+    /// Number of rows (1 ..= [`LANES`]; [`LANES`] unless scattered).
+    count: u8,
+    /// Where their particle rows are.
+    layout: Layout,
+}
+
+/// The layout of the full group of rows `k .. k + LANES` of `a` and `b`, if it is one of the
+/// contiguous ones.
+fn contiguous_layout(a: &[u32], b: &[u32], k: usize) -> Option<Layout> {
+    let (a, b) = (a.get(k..k + LANES)?, b.get(k..k + LANES)?);
+    let steps = |rows: &[u32], first: u32, step: u32| {
+        (0..LANES as u32).all(|l| first.checked_add(step * l) == Some(rows[l as usize]))
+    };
+    if steps(a, a[0], 1) && steps(b, b[0], 1) {
+        Some(Layout::Consecutive)
+    } else if steps(a, a[0], 2) && a[0].checked_add(1).is_some_and(|b0| steps(b, b0, 2)) {
+        Some(Layout::Paired)
+    } else {
+        None
+    }
+}
+
+/// Splits the rows of `run` into groups of [`LANES`] (the last one may be smaller), contiguous
+/// where their rows allow it; the overflow colour's rows are projected one at a time. (Full
+/// groups only: a group of fewer lanes costs almost as much as a full one.)
+fn group_run(a: &[u32], b: &[u32], run: &ColourRun, groups: &mut Vec<Group>) {
+    let (a, b) = (&a[..run.end], &b[..run.end]);
+    let mut k = run.start;
+    while k < run.end {
+        let count = if run.independent {
+            LANES.min(run.end - k)
+        } else {
+            1
+        };
+        let layout = contiguous_layout(a, b, k).filter(|_| run.independent);
+        groups.push(Group {
+            start: k as u32,
+            count: count as u8,
+            layout: layout.unwrap_or(Layout::Scattered),
+        });
+        k += count;
+    }
 }
 
 /// The distance constraints as arrays (one entry per constraint row, in colour order) plus the
@@ -56,6 +124,7 @@ struct ColourRun {
 #[derive(Debug, Default, Clone)]
 pub struct DistanceBatches {
     runs: Vec<ColourRun>,
+    groups: Vec<Group>,
     /// Row of the first particle.
     a: Vec<u32>,
     /// Row of the second particle.
@@ -96,13 +165,24 @@ impl DistanceBatches {
                     end: k + 1,
                     independent: colour != OVERFLOW_COLOUR,
                     rigid,
+                    first_group: 0,
+                    end_group: 0,
                 }),
             }
         }
+        let a: Vec<u32> = rows.iter().map(|r| r.a).collect();
+        let b: Vec<u32> = rows.iter().map(|r| r.b).collect();
+        let mut groups = Vec::new();
+        for run in &mut runs {
+            run.first_group = groups.len();
+            group_run(&a, &b, run, &mut groups);
+            run.end_group = groups.len();
+        }
         Self {
             runs,
-            a: rows.iter().map(|r| r.a).collect(),
-            b: rows.iter().map(|r| r.b).collect(),
+            groups,
+            a,
+            b,
             // `+ 0.0` turns −0 into +0, so the rigid path's skipped α̃λ term is exactly zero.
             rest_length: rows.iter().map(|r| r.rest_length + 0.0).collect(),
             compliance: rows.iter().map(|r| r.compliance + 0.0).collect(),
@@ -182,43 +262,75 @@ impl DistanceBatches {
             // SAFETY: the CPU has AVX2.
             return unsafe { self.project_sweep_avx2(x, lambda) };
         }
-        self.project_sweep_unchecked(x, lambda);
+        self.project_sweep_unchecked::<f32x8>(x, lambda);
     }
 
-    /// [`project_sweep_unchecked`](Self::project_sweep_unchecked) compiled for AVX2.
+    /// [`project_sweep_unchecked`](Self::project_sweep_unchecked) compiled for AVX2, on
+    /// 8-lane AVX vectors.
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2")]
     fn project_sweep_avx2(&self, x: &mut [Vec2], lambda: &mut [f32]) {
-        self.project_sweep_unchecked(x, lambda);
+        self.project_sweep_unchecked::<Avx8>(x, lambda);
     }
 
-    /// [`project_sweep`](Self::project_sweep) after its checks.
+    /// [`project_sweep`](Self::project_sweep) after its checks, on lanes `V`.
     #[inline(always)]
-    fn project_sweep_unchecked(&self, x: &mut [Vec2], lambda: &mut [f32]) {
+    fn project_sweep_unchecked<V: PositionLanes>(&self, x: &mut [Vec2], lambda: &mut [f32]) {
         for run in &self.runs {
             if run.rigid {
-                self.project_run::<true>(run, x, lambda);
+                self.project_run::<V, true>(run, x, lambda);
             } else {
-                self.project_run::<false>(run, x, lambda);
+                self.project_run::<V, false>(run, x, lambda);
             }
         }
     }
 
-    /// Projects the constraints of `run`; `RIGID`: all of them have α = 0.
+    /// Projects the constraints of `run` on lanes `V`; `RIGID`: all of them have α = 0.
     #[inline(always)]
-    fn project_run<const RIGID: bool>(&self, run: &ColourRun, x: &mut [Vec2], lambda: &mut [f32]) {
-        if run.independent {
-            let mut k = run.start;
-            while k + LANES <= run.end {
-                project_group::<RIGID>(self, k, LANES, x, lambda);
-                k += LANES;
-            }
-            if k < run.end {
-                project_group::<RIGID>(self, k, run.end - k, x, lambda);
-            }
-        } else {
-            for k in run.start..run.end {
-                project_group::<RIGID>(self, k, 1, x, lambda);
+    fn project_run<V: PositionLanes, const RIGID: bool>(
+        &self,
+        run: &ColourRun,
+        x: &mut [Vec2],
+        lambda: &mut [f32],
+    ) {
+        let groups = &self.groups[run.first_group..run.end_group];
+        self.for_each_group(
+            groups,
+            #[inline(always)]
+            |start, count, rows| project_group::<V, RIGID>(self, start, count, rows, x, lambda),
+        );
+    }
+
+    /// Calls `f(start, count, rows)` for every group of `groups`: once per layout, and for full
+    /// groups with `count` = [`LANES`], so that each inlined `f` is compiled for its own rows and
+    /// count.
+    #[inline(always)]
+    fn for_each_group(&self, groups: &[Group], mut f: impl FnMut(usize, usize, &GroupRows)) {
+        for group in groups {
+            let (start, count) = (group.start as usize, group.count as usize);
+            match group.layout {
+                Layout::Scattered if count == LANES => {
+                    let rows = GroupRows::Scattered {
+                        a: lane_rows(&self.a, start, LANES),
+                        b: lane_rows(&self.b, start, LANES),
+                    };
+                    f(start, LANES, &rows);
+                }
+                Layout::Scattered => {
+                    let rows = GroupRows::Scattered {
+                        a: lane_rows(&self.a, start, count),
+                        b: lane_rows(&self.b, start, count),
+                    };
+                    f(start, count, &rows);
+                }
+                Layout::Consecutive => {
+                    let rows = GroupRows::Consecutive {
+                        a: self.a[start],
+                        b: self.b[start],
+                    };
+                    f(start, LANES, &rows);
+                }
+                Layout::Paired => f(start, LANES, &GroupRows::Paired { a: self.a[start] }),
             }
         }
     }
@@ -231,7 +343,7 @@ impl DistanceBatches {
             // SAFETY: the CPU has AVX2.
             return unsafe { self.max_relative_stretch_avx2(x) };
         }
-        self.max_relative_stretch_unchecked(x)
+        self.max_relative_stretch_unchecked::<f32x8>(x)
     }
 
     /// [`max_relative_stretch_unchecked`](Self::max_relative_stretch_unchecked) compiled for
@@ -239,100 +351,132 @@ impl DistanceBatches {
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2")]
     fn max_relative_stretch_avx2(&self, x: &[Vec2]) -> f32 {
-        self.max_relative_stretch_unchecked(x)
+        self.max_relative_stretch_unchecked::<Avx8>(x)
     }
 
-    /// [`max_relative_stretch`](Self::max_relative_stretch) after its checks.
+    /// [`max_relative_stretch`](Self::max_relative_stretch) after its checks, on lanes `V`.
     #[inline(always)]
-    fn max_relative_stretch_unchecked(&self, x: &[Vec2]) -> f32 {
-        let mut max = f32x8::ZERO;
-        // Keeps `max` where `stretch` is NaN, like `f32::max`.
-        let mut fold = |stretch: f32x8| max = stretch.simd_gt(max).select(stretch, max);
-        let whole = self.len() / LANES * LANES;
-        for k in (0..whole).step_by(LANES) {
-            fold(relative_stretch(self, k, LANES, x));
-        }
-        if whole < self.len() {
-            fold(relative_stretch(self, whole, self.len() - whole, x));
-        }
-        max.to_array().into_iter().fold(0.0, f32::max)
+    fn max_relative_stretch_unchecked<V: PositionLanes>(&self, x: &[Vec2]) -> f32 {
+        let mut max = V::splat(0.0);
+        self.for_each_group(
+            &self.groups,
+            #[inline(always)]
+            |start, count, rows| {
+                // Keeps `max` where the stretch is NaN, like `f32::max`.
+                max = max.larger(relative_stretch(self, start, count, rows, x));
+            },
+        );
+        max.to_f32x8().to_array().into_iter().fold(0.0, f32::max)
     }
 }
 
 /// Entries `start .. start + count` of `v` (`count` ≤ [`LANES`]), the other lanes `pad`.
+///
+/// # Safety
+/// `start + count` ≤ `v.len()`.
 #[inline(always)]
-fn load(v: &[f32], start: usize, count: usize, pad: f32) -> f32x8 {
+unsafe fn load(v: &[f32], start: usize, count: usize, pad: f32) -> f32x8 {
+    debug_assert!(start + count <= v.len());
     let mut lanes = [pad; LANES];
-    lanes[..count].copy_from_slice(&v[start..start + count]);
+    // SAFETY: passed on from the caller.
+    lanes[..count].copy_from_slice(unsafe { v.get_unchecked(start..start + count) });
     f32x8::new(lanes)
 }
 
-/// Projects constraints `start .. start + count` (`count` ≤ [`LANES`]), which must share no
-/// particle when `count` > 1. `RIGID`: every one has α = 0, so α̃ λ (±0 while λ is finite) is
-/// left out, which gives the same bits: d − ‖x₁ − x₂‖ is never −0.
+/// [`load`] as lanes `V`, 0 in the unused lanes.
+///
+/// # Safety
+/// As [`load`].
 #[inline(always)]
-fn project_group<const RIGID: bool>(
+unsafe fn load_lanes<V: Lanes8>(v: &[f32], start: usize, count: usize) -> V {
+    // SAFETY: passed on from the caller.
+    V::from_f32x8(unsafe { load(v, start, count, 0.0) })
+}
+
+/// Projects constraints `start .. start + count` (`count` ≤ [`LANES`]) on lanes `V`; they
+/// must share no particle when `count` > 1. `RIGID`: every one has α = 0, so α̃ λ (±0 while λ
+/// is finite) is left out, which gives the same bits: d − ‖x₁ − x₂‖ is never −0.
+#[inline(always)]
+fn project_group<V: PositionLanes, const RIGID: bool>(
     batches: &DistanceBatches,
     start: usize,
     count: usize,
+    rows: &GroupRows,
     x: &mut [Vec2],
     lambda: &mut [f32],
 ) {
-    let (a, b) = (
-        lane_rows(&batches.a, start, count),
-        lane_rows(&batches.b, start, count),
-    );
-    // SAFETY: `check_rows` ran: every `a` and `b` is less than `x.len()`.
-    let (dx, dy) = unsafe { gather_deltas(x, &a, &b) };
+    // SAFETY: groups lie within the constraint rows, and every per-constraint array (λ included,
+    // checked by `project_sweep`) has one entry per row (`new`, `set_coefficients`).
+    let load = |v: &[f32]| unsafe { load_lanes::<V>(v, start, count) };
+    // SAFETY: `check_rows` ran: every `a` and `b` is less than `x.len()`, and `rows` are rows
+    // of constraints (or repeat lane 0).
+    let (dx, dy) = unsafe { V::gather_deltas(x, rows) };
     let length = (dx * dx + dy * dy).sqrt();
-    let inv_length = f32x8::ONE / length;
-    let separated = length.simd_gt(f32x8::splat(COINCIDENT));
-    let mut nx = separated.select(dx * inv_length, f32x8::ZERO);
-    let mut ny = separated.select(dy * inv_length, f32x8::ZERO);
-    if separated.to_bitmask() != (1 << LANES) - 1 {
-        let separated = separated.to_bitmask();
-        let (nx, ny) = (nx.as_mut_array(), ny.as_mut_array());
+    let inv_length = V::splat(1.0) / length;
+    let coincident = V::splat(COINCIDENT);
+    let (mut nx, mut ny) = (
+        (dx * inv_length).where_gt(length, coincident),
+        (dy * inv_length).where_gt(length, coincident),
+    );
+    let separated = length.gt_bits(coincident);
+    if separated != (1 << LANES) - 1 {
+        let (mut x_lanes, mut y_lanes) = (nx.to_f32x8().to_array(), ny.to_f32x8().to_array());
         for l in (0..count).filter(|&l| separated & (1 << l) == 0) {
             let n = separation_direction(start + l);
-            (nx[l], ny[l]) = (n.x, n.y);
+            (x_lanes[l], y_lanes[l]) = (n.x, n.y);
         }
+        (nx, ny) = (
+            V::from_f32x8(f32x8::new(x_lanes)),
+            V::from_f32x8(f32x8::new(y_lanes)),
+        );
     }
-    let rest_length = load(&batches.rest_length, start, count, 0.0);
-    let inv_denominator = load(&batches.inv_denominator, start, count, 0.0);
-    let lambda_old = load(lambda, start, count, 0.0);
+    let rest_length = load(&batches.rest_length);
+    let inv_denominator = load(&batches.inv_denominator);
+    let lambda_old = load(lambda);
     let minus_c = rest_length - length;
     let d_lambda = if RIGID {
         minus_c * inv_denominator
     } else {
-        let alpha_tilde = load(&batches.alpha_tilde, start, count, 0.0);
-        (minus_c - alpha_tilde * lambda_old) * inv_denominator
+        (minus_c - load(&batches.alpha_tilde) * lambda_old) * inv_denominator
     };
-    lambda[start..start + count].copy_from_slice(&(lambda_old + d_lambda).to_array()[..count]);
-    let step_a = load(&batches.w_a, start, count, 0.0) * d_lambda;
-    let step_b = load(&batches.w_b, start, count, 0.0) * d_lambda;
+    let lambda_new = (lambda_old + d_lambda).to_f32x8().to_array();
+    debug_assert!(start + count <= lambda.len());
+    // SAFETY: as for `load`.
+    unsafe { lambda.get_unchecked_mut(start..start + count) }.copy_from_slice(&lambda_new[..count]);
+    let step_a = load(&batches.w_a) * d_lambda;
+    let step_b = load(&batches.w_b) * d_lambda;
     // SAFETY: as above; the used lanes' particles are distinct (one colour, or one lane).
     unsafe {
-        correct::<false>(x, &a, count, step_a * nx, step_a * ny);
-        correct::<true>(x, &b, count, step_b * nx, step_b * ny);
+        V::correct(
+            x,
+            rows,
+            count,
+            (step_a * nx, step_a * ny),
+            (step_b * nx, step_b * ny),
+        );
     }
 }
 
-/// |‖x₁ − x₂‖ − d| / d of constraints `start .. start + count`, 0 where d = 0 and in the unused
-/// lanes.
+/// |‖x₁ − x₂‖ − d| / d of constraints `start .. start + count` (particle rows `rows`) on
+/// lanes `V`, 0 where d = 0 and in the unused lanes.
 #[inline(always)]
-fn relative_stretch(batches: &DistanceBatches, start: usize, count: usize, x: &[Vec2]) -> f32x8 {
-    let (a, b) = (
-        lane_rows(&batches.a, start, count),
-        lane_rows(&batches.b, start, count),
-    );
+fn relative_stretch<V: PositionLanes>(
+    batches: &DistanceBatches,
+    start: usize,
+    count: usize,
+    rows: &GroupRows,
+    x: &[Vec2],
+) -> V {
     // SAFETY: `check_rows` ran: every `a` and `b` is less than `x.len()`.
-    let (dx, dy) = unsafe { gather_deltas(x, &a, &b) };
+    let (dx, dy) = unsafe { V::gather_deltas(x, rows) };
     let length = (dx * dx + dy * dy).sqrt();
-    let rest_length = load(&batches.rest_length, start, count, 0.0);
-    let stretch = (length - rest_length).abs() / rest_length;
-    rest_length
-        .simd_gt(f32x8::ZERO)
-        .select(stretch, f32x8::ZERO)
+    // SAFETY: `start + count` ≤ the number of constraints, which is `rest_length.len()`.
+    let rest_length: V = unsafe { load_lanes(&batches.rest_length, start, count) };
+    let zero = V::splat(0.0);
+    // |s| as max(s, −s): both are exact, and the sign of a zero does not matter here.
+    let stretch = (length - rest_length) / rest_length;
+    let magnitude = stretch.larger(zero - stretch);
+    magnitude.where_gt(rest_length, zero)
 }
 
 #[cfg(test)]
@@ -447,23 +591,40 @@ mod tests {
             "an overflow colour with several constraints"
         );
         let coincident = rows.iter().position(|r| (r.a, r.b) == (5, 6)).unwrap();
-        assert!(coincident < LANES, "the coincident pair is in a group");
+        let group = batches.groups.iter().find(|g| {
+            let start = g.start as usize;
+            (start..start + g.count as usize).contains(&coincident)
+        });
+        assert!(
+            group.is_some_and(|g| g.count > 1),
+            "the coincident pair is in a group"
+        );
+        assert_sweeps_are_serial(&x0, &w, &rows, &mut batches);
+    }
 
+    /// Three sweeps of `batches` (the layout of `rows`) give the bits of [`reference_sweep`],
+    /// with and without AVX2, and the maximum stretch of a direct computation.
+    fn assert_sweeps_are_serial(
+        x0: &[Vec2],
+        w: &[f32],
+        rows: &[DistanceRow],
+        batches: &mut DistanceBatches,
+    ) {
         let inv_dt2 = 1e4;
-        batches.set_coefficients(&w, inv_dt2);
-        let (mut x, mut lambda) = (x0.clone(), vec![0.0; rows.len()]);
-        let (mut x_ref, mut lambda_ref) = (x0.clone(), vec![0.0; rows.len()]);
+        batches.set_coefficients(w, inv_dt2);
+        let (mut x, mut lambda) = (x0.to_vec(), vec![0.0; rows.len()]);
+        let (mut x_ref, mut lambda_ref) = (x0.to_vec(), vec![0.0; rows.len()]);
         for _ in 0..3 {
             batches.project_sweep(&mut x, &mut lambda);
-            reference_sweep(&mut x_ref, &w, &rows, &mut lambda_ref, inv_dt2);
+            reference_sweep(&mut x_ref, w, rows, &mut lambda_ref, inv_dt2);
         }
         assert!(x.iter().all(|p| p.is_finite()));
-        assert_ne!(bits(&x), bits(&x0), "the sweep moved particles");
+        assert_ne!(bits(&x), bits(x0), "the sweep moved particles");
         assert_eq!(bits(&x), bits(&x_ref));
-        let mut x_baseline = x0.clone();
+        let mut x_baseline = x0.to_vec();
         let mut lambda_baseline = vec![0.0; rows.len()];
         for _ in 0..3 {
-            batches.project_sweep_unchecked(&mut x_baseline, &mut lambda_baseline);
+            batches.project_sweep_unchecked::<f32x8>(&mut x_baseline, &mut lambda_baseline);
         }
         assert_eq!(
             bits(&x_baseline),
@@ -472,12 +633,6 @@ mod tests {
         );
         let lambda_bits = |l: &[f32]| l.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
         assert_eq!(lambda_bits(&lambda), lambda_bits(&lambda_ref));
-        assert_eq!((x[7], x[14]), (x0[7], x0[14]), "the pinned pair stays");
-        assert!(
-            (x[5] - x[6]).length() > 0.0,
-            "the coincident pair is separated"
-        );
-
         let stretch = rows
             .iter()
             .filter(|r| r.rest_length > 0.0)
@@ -487,6 +642,80 @@ mod tests {
             .fold(0.0, f32::max);
         assert!(stretch > 0.0);
         assert_eq!(batches.max_relative_stretch(&x), stretch);
+        let pinned = (0..x0.len()).filter(|&i| w[i] == 0.0);
+        assert!(
+            pinned.into_iter().all(|i| x[i] == x0[i]),
+            "pinned particles stay"
+        );
+        let coincident = (1..x0.len()).find(|&i| x0[i - 1] == x0[i]);
+        assert!(
+            coincident.is_none_or(|i| x[i - 1] != x[i]),
+            "coincident particles are separated"
+        );
+    }
+
+    #[test]
+    fn grid_rows_are_moved_in_runs_with_the_bits_of_serial_gauss_seidel() {
+        let builder = crate::cloth::ClothBuilder {
+            width: 32,
+            height: 9,
+            ..Default::default()
+        };
+        let mut seed = 3;
+        let n = (builder.width * builder.height) as usize;
+        let x0: Vec<Vec2> = (0..n as u32)
+            .map(|k| {
+                let jitter = Vec2::new(lcg(&mut seed), lcg(&mut seed)) * 0.02;
+                builder.position(k / builder.width, k % builder.width) + jitter
+            })
+            .collect();
+        let w: Vec<f32> = (0..n)
+            .map(|i| if i % 13 == 0 { 0.0 } else { 1.0 })
+            .collect();
+        let rows: Vec<DistanceRow> = builder
+            .constraint_pairs()
+            .into_iter()
+            .enumerate()
+            .map(|(k, (a, b, rest_length))| DistanceRow {
+                a,
+                b,
+                rest_length,
+                compliance: if k % 5 == 0 { 1e-6 } else { 0.0 },
+            })
+            .collect();
+        let (order, colours) = colour_order(&rows, n);
+        let rows: Vec<DistanceRow> = order.iter().map(|&k| rows[k]).collect();
+        let mut batches = DistanceBatches::new(&rows, &colours);
+        let in_layout = |layout: Layout| {
+            let groups = batches.groups.iter().filter(|g| g.layout == layout);
+            groups.map(|g| g.count as usize).sum::<usize>()
+        };
+        let (consecutive, paired) = (in_layout(Layout::Consecutive), in_layout(Layout::Paired));
+        assert!(paired >= 6 * LANES, "horizontal edges in pairs: {paired}");
+        assert!(
+            (consecutive + paired) * 5 >= rows.len() * 2,
+            "{consecutive} consecutive + {paired} paired of {}",
+            rows.len()
+        );
+        assert!(in_layout(Layout::Scattered) > 0);
+        for group in &batches.groups {
+            let (start, count) = (group.start as usize, group.count as usize);
+            let lanes = match group.layout {
+                Layout::Scattered => continue,
+                Layout::Consecutive => GroupRows::Consecutive {
+                    a: batches.a[start],
+                    b: batches.b[start],
+                },
+                Layout::Paired => GroupRows::Paired {
+                    a: batches.a[start],
+                },
+            }
+            .lanes();
+            assert_eq!(count, LANES);
+            assert_eq!(&lanes.0[..], &batches.a[start..start + count]);
+            assert_eq!(&lanes.1[..], &batches.b[start..start + count]);
+        }
+        assert_sweeps_are_serial(&x0, &w, &rows, &mut batches);
     }
 
     fn lambda_bits(lambda: &[f32]) -> Vec<u32> {
@@ -519,7 +748,7 @@ mod tests {
         for _ in 0..3 {
             batches.project_sweep(&mut x, &mut lambda);
             for run in &batches.runs {
-                batches.project_run::<false>(run, &mut x_general, &mut lambda_general);
+                batches.project_run::<f32x8, false>(run, &mut x_general, &mut lambda_general);
             }
         }
         assert_ne!(bits(&x), bits(&x0), "the sweep moved particles");

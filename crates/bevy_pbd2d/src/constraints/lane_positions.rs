@@ -1,16 +1,62 @@
 //! Reading and correcting the particle positions (m) of [`LANES`] constraints at once, for the
 //! batched distance projection ([`distance_batch`](super::distance_batch)).
 //!
-//! On x86_64 the (x, y) rows of two lanes share one SSE register (`movsd` + `movhpd` loads,
-//! `movlpd` + `movhpd` stores), so that a lane costs one subtraction or addition instead of two
-//! and no per-coordinate insert or extract; elsewhere each coordinate is moved on its own. Both
-//! do the same IEEE operations on the same values: the bits do not depend on the path.
+//! A group's particle rows are [`GroupRows`]: any rows, or — as in a grid cloth, once each
+//! colour is sorted by row — runs of consecutive rows, which are moved 16 bytes (two rows) per
+//! load or store. On x86_64 the (x, y) rows of two lanes share one SSE register (`movsd` +
+//! `movhpd` for scattered rows, `movups` for consecutive ones), so that a lane costs one
+//! subtraction or addition instead of two and no per-coordinate insert or extract; elsewhere
+//! each coordinate is moved on its own. All paths do the same IEEE operations on the same
+//! values (x − d is x + (−d)): the bits do not depend on the path.
 
 use bevy::prelude::*;
 use wide::f32x8;
 
+use crate::simd::Lanes8;
+
 /// Constraints projected together: the lanes of an `f32x8` (two SSE vectors, one AVX vector).
 pub const LANES: usize = 8;
+
+/// The particle rows of a group of constraints; lane l joins particles a(l) and b(l).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum GroupRows {
+    /// a(l) = `a[l]`, b(l) = `b[l]`; lanes past the group's count repeat lane 0.
+    Scattered {
+        /// First particle of each lane.
+        a: [u32; LANES],
+        /// Second particle of each lane.
+        b: [u32; LANES],
+    },
+    /// A full group with a(l) = `a` + l, b(l) = `b` + l (e.g. a grid's vertical edges).
+    Consecutive {
+        /// a(0).
+        a: u32,
+        /// b(0).
+        b: u32,
+    },
+    /// A full group with a(l) = `a` + 2l, b(l) = a(l) + 1 (e.g. every other edge of a row).
+    Paired {
+        /// a(0).
+        a: u32,
+    },
+}
+
+impl GroupRows {
+    /// a(l) and b(l) of every lane.
+    pub(crate) fn lanes(&self) -> ([u32; LANES], [u32; LANES]) {
+        match *self {
+            Self::Scattered { a, b } => (a, b),
+            Self::Consecutive { a, b } => (
+                core::array::from_fn(|l| a + l as u32),
+                core::array::from_fn(|l| b + l as u32),
+            ),
+            Self::Paired { a } => (
+                core::array::from_fn(|l| a + 2 * l as u32),
+                core::array::from_fn(|l| a + 2 * l as u32 + 1),
+            ),
+        }
+    }
+}
 
 /// `v[start .. start + count]` (`count` ≤ [`LANES`]); the unused lanes repeat the first entry
 /// (their results are dropped).
@@ -21,47 +67,78 @@ pub(crate) fn lane_rows(v: &[u32], start: usize, count: usize) -> [u32; LANES] {
     lanes
 }
 
-/// x[a[l]] − x[b[l]] (m) of every lane as (x, y) vectors.
+/// x[a(l)] − x[b(l)] (m) of every lane as (x, y) vectors.
 ///
 /// # Safety
-/// Every row of `a` and `b` indexes `x`.
+/// Every row of `rows` (all [`LANES`] lanes) indexes `x`.
 #[inline(always)]
-pub(crate) unsafe fn gather_deltas(
-    x: &[Vec2],
-    a: &[u32; LANES],
-    b: &[u32; LANES],
-) -> (f32x8, f32x8) {
+pub(crate) unsafe fn gather_deltas(x: &[Vec2], rows: &GroupRows) -> (f32x8, f32x8) {
     #[cfg(target_arch = "x86_64")]
     // SAFETY: passed on from the caller.
-    return unsafe { sse::gather_deltas(x, a, b) };
+    return unsafe { sse::gather_deltas(x, rows) };
     #[cfg(not(target_arch = "x86_64"))]
     // SAFETY: passed on from the caller.
-    return unsafe { portable::gather_deltas(x, a, b) };
+    return unsafe { portable::gather_deltas(x, rows) };
 }
 
-/// x[rows[l]] += (dx, dy)[l] (or −= when `SUBTRACT`) for the lanes l < `count`.
+/// x[a(l)] += `step_a`[l] and x[b(l)] −= `step_b`[l] ((x, y) vectors, m) for the lanes
+/// l < `count` (always [`LANES`] for consecutive and paired rows).
 ///
 /// # Safety
-/// Every row indexes `x`; the first `count` rows are distinct.
+/// Every row of `rows` indexes `x`; the rows of the first `count` lanes are distinct.
 #[inline(always)]
-pub(crate) unsafe fn correct<const SUBTRACT: bool>(
+pub(crate) unsafe fn correct(
     x: &mut [Vec2],
-    rows: &[u32; LANES],
+    rows: &GroupRows,
     count: usize,
-    dx: f32x8,
-    dy: f32x8,
+    step_a: (f32x8, f32x8),
+    step_b: (f32x8, f32x8),
 ) {
     #[cfg(target_arch = "x86_64")]
     // SAFETY: passed on from the caller.
     unsafe {
-        sse::correct::<SUBTRACT>(x, rows, count, dx, dy)
+        sse::correct(x, rows, count, step_a, step_b)
     };
     #[cfg(not(target_arch = "x86_64"))]
     // SAFETY: passed on from the caller.
     unsafe {
-        portable::correct::<SUBTRACT>(x, rows, count, dx, dy)
+        portable::correct(x, rows, count, step_a, step_b)
     };
 }
+
+/// Lanes `Self` that positions are read into and corrected from: by default through
+/// [`gather_deltas`] and [`correct`] on [`f32x8`].
+pub(crate) trait PositionLanes: Lanes8 {
+    /// [`gather_deltas`] as lanes `Self`.
+    ///
+    /// # Safety
+    /// As [`gather_deltas`].
+    #[inline(always)]
+    unsafe fn gather_deltas(x: &[Vec2], rows: &GroupRows) -> (Self, Self) {
+        // SAFETY: passed on from the caller.
+        let (dx, dy) = unsafe { gather_deltas(x, rows) };
+        (Self::from_f32x8(dx), Self::from_f32x8(dy))
+    }
+
+    /// [`correct`] from lanes `Self`.
+    ///
+    /// # Safety
+    /// As [`correct`].
+    #[inline(always)]
+    unsafe fn correct(
+        x: &mut [Vec2],
+        rows: &GroupRows,
+        count: usize,
+        step_a: (Self, Self),
+        step_b: (Self, Self),
+    ) {
+        let lanes = |(vx, vy): (Self, Self)| (vx.to_f32x8(), vy.to_f32x8());
+        // SAFETY: passed on from the caller.
+        unsafe { correct(x, rows, count, lanes(step_a), lanes(step_b)) }
+    }
+}
+
+impl PositionLanes for f32x8 {}
 
 /// One coordinate at a time (the path without SSE; on x86_64 only the tests' oracle).
 #[cfg_attr(target_arch = "x86_64", allow(dead_code))]
@@ -70,11 +147,8 @@ mod portable {
 
     /// [`super::gather_deltas`].
     #[inline(always)]
-    pub(super) unsafe fn gather_deltas(
-        x: &[Vec2],
-        a: &[u32; LANES],
-        b: &[u32; LANES],
-    ) -> (f32x8, f32x8) {
+    pub(super) unsafe fn gather_deltas(x: &[Vec2], rows: &GroupRows) -> (f32x8, f32x8) {
+        let (a, b) = rows.lanes();
         // SAFETY: every row indexes `x`.
         let delta =
             |l: usize| unsafe { *x.get_unchecked(a[l] as usize) - *x.get_unchecked(b[l] as usize) };
@@ -87,22 +161,21 @@ mod portable {
 
     /// [`super::correct`].
     #[inline(always)]
-    pub(super) unsafe fn correct<const SUBTRACT: bool>(
+    pub(super) unsafe fn correct(
         x: &mut [Vec2],
-        rows: &[u32; LANES],
+        rows: &GroupRows,
         count: usize,
-        dx: f32x8,
-        dy: f32x8,
+        step_a: (f32x8, f32x8),
+        step_b: (f32x8, f32x8),
     ) {
-        let (dx, dy) = (dx.to_array(), dy.to_array());
+        let (a, b) = rows.lanes();
+        let (ax, ay) = (step_a.0.to_array(), step_a.1.to_array());
+        let (bx, by) = (step_b.0.to_array(), step_b.1.to_array());
         for l in 0..count {
             // SAFETY: every row indexes `x`.
-            let p = unsafe { x.get_unchecked_mut(rows[l] as usize) };
-            let d = Vec2::new(dx[l], dy[l]);
-            if SUBTRACT {
-                *p -= d;
-            } else {
-                *p += d;
+            unsafe {
+                *x.get_unchecked_mut(a[l] as usize) += Vec2::new(ax[l], ay[l]);
+                *x.get_unchecked_mut(b[l] as usize) -= Vec2::new(bx[l], by[l]);
             }
         }
     }
@@ -148,6 +221,26 @@ mod sse {
         }
     }
 
+    /// The rows `i` and `i + 1` of `x` as (xᵢ, yᵢ, xᵢ₊₁, yᵢ₊₁).
+    ///
+    /// # Safety
+    /// `i + 1` indexes `x`.
+    #[inline(always)]
+    unsafe fn load_run(x: &[Vec2], i: u32) -> __m128 {
+        // SAFETY: two `Vec2` are 16 bytes (four f32).
+        unsafe { _mm_loadu_ps(x.as_ptr().add(i as usize).cast::<f32>()) }
+    }
+
+    /// Stores `v` to the rows `i` and `i + 1`.
+    ///
+    /// # Safety
+    /// `i + 1` indexes `x`.
+    #[inline(always)]
+    unsafe fn store_run(x: &mut [Vec2], i: u32, v: __m128) {
+        // SAFETY: two `Vec2` are 16 bytes (four f32).
+        unsafe { _mm_storeu_ps(x.as_mut_ptr().add(i as usize).cast::<f32>(), v) }
+    }
+
     /// The lanes 0..4 and 4..8 of `v`.
     #[inline(always)]
     fn halves(v: f32x8) -> [__m128; 2] {
@@ -155,18 +248,24 @@ mod sse {
         unsafe { core::mem::transmute::<f32x8, [__m128; 2]>(v) }
     }
 
-    /// [`super::gather_deltas`].
+    /// (xₗ, yₗ, xₗ₊₁, yₗ₊₁) of the lanes l = 0, 2, 4, 6 of the vectors `vx`, `vy`.
     #[inline(always)]
-    pub(super) unsafe fn gather_deltas(
-        x: &[Vec2],
-        a: &[u32; LANES],
-        b: &[u32; LANES],
-    ) -> (f32x8, f32x8) {
-        // SAFETY: every row indexes `x`. (dx, dy) of lanes l and l + 1.
-        let delta = |l: usize| unsafe {
-            _mm_sub_ps(load_two(x, a[l], a[l + 1]), load_two(x, b[l], b[l + 1]))
-        };
-        let (d0, d1, d2, d3) = (delta(0), delta(2), delta(4), delta(6));
+    fn lane_pairs(vx: f32x8, vy: f32x8) -> [__m128; 4] {
+        let ([x_lo, x_hi], [y_lo, y_hi]) = (halves(vx), halves(vy));
+        // SAFETY: SSE is part of x86_64.
+        unsafe {
+            [
+                _mm_unpacklo_ps(x_lo, y_lo),
+                _mm_unpackhi_ps(x_lo, y_lo),
+                _mm_unpacklo_ps(x_hi, y_hi),
+                _mm_unpackhi_ps(x_hi, y_hi),
+            ]
+        }
+    }
+
+    /// The inverse of [`lane_pairs`].
+    #[inline(always)]
+    fn from_lane_pairs([d0, d1, d2, d3]: [__m128; 4]) -> (f32x8, f32x8) {
         const EVEN: i32 = 0b10_00_10_00;
         const ODD: i32 = 0b11_01_11_01;
         // SAFETY: SSE is part of x86_64; both are 8 f32 in lane order.
@@ -183,41 +282,187 @@ mod sse {
         }
     }
 
+    /// [`super::gather_deltas`].
+    #[inline(always)]
+    pub(super) unsafe fn gather_deltas(x: &[Vec2], rows: &GroupRows) -> (f32x8, f32x8) {
+        // (dx, dy) of lanes l and l + 1.
+        // SAFETY (all three): every row indexes `x`.
+        let delta = |l: usize| unsafe {
+            match *rows {
+                GroupRows::Scattered { a, b } => {
+                    _mm_sub_ps(load_two(x, a[l], a[l + 1]), load_two(x, b[l], b[l + 1]))
+                }
+                GroupRows::Consecutive { a, b } => {
+                    _mm_sub_ps(load_run(x, a + l as u32), load_run(x, b + l as u32))
+                }
+                GroupRows::Paired { a } => {
+                    // (a(l), b(l)) and (a(l + 1), b(l + 1)).
+                    let p = _mm_castps_pd(load_run(x, a + 2 * l as u32));
+                    let q = _mm_castps_pd(load_run(x, a + 2 * l as u32 + 2));
+                    _mm_sub_ps(
+                        _mm_castpd_ps(_mm_unpacklo_pd(p, q)),
+                        _mm_castpd_ps(_mm_unpackhi_pd(p, q)),
+                    )
+                }
+            }
+        };
+        from_lane_pairs([delta(0), delta(2), delta(4), delta(6)])
+    }
+
     /// [`super::correct`].
     #[inline(always)]
-    pub(super) unsafe fn correct<const SUBTRACT: bool>(
+    pub(super) unsafe fn correct(
         x: &mut [Vec2],
-        rows: &[u32; LANES],
+        rows: &GroupRows,
         count: usize,
-        dx: f32x8,
-        dy: f32x8,
+        step_a: (f32x8, f32x8),
+        step_b: (f32x8, f32x8),
     ) {
-        let ([x_lo, x_hi], [y_lo, y_hi]) = (halves(dx), halves(dy));
-        // (dx, dy) of lanes 2m and 2m + 1.
-        // SAFETY: SSE is part of x86_64.
-        let pairs = unsafe {
-            [
-                _mm_unpacklo_ps(x_lo, y_lo),
-                _mm_unpackhi_ps(x_lo, y_lo),
-                _mm_unpacklo_ps(x_hi, y_hi),
-                _mm_unpackhi_ps(x_hi, y_hi),
-            ]
-        };
-        for (m, &d) in pairs.iter().enumerate() {
-            let l = 2 * m;
-            if l >= count {
-                break;
+        let (step_a, step_b) = (
+            lane_pairs(step_a.0, step_a.1),
+            lane_pairs(step_b.0, step_b.1),
+        );
+        // SAFETY (all): SSE is part of x86_64; every row indexes `x`; the used lanes' rows are
+        // distinct, and lane l + 1 is stored only when used.
+        unsafe {
+            match *rows {
+                GroupRows::Scattered { a, b } => {
+                    for m in 0..count.div_ceil(2) {
+                        let l = 2 * m;
+                        let p = _mm_add_ps(load_two(x, a[l], a[l + 1]), step_a[m]);
+                        store_two(x, a[l], a[l + 1], p, l + 1 < count);
+                        let p = _mm_sub_ps(load_two(x, b[l], b[l + 1]), step_b[m]);
+                        store_two(x, b[l], b[l + 1], p, l + 1 < count);
+                    }
+                }
+                GroupRows::Consecutive { a, b } => {
+                    for m in 0..LANES / 2 {
+                        let l = 2 * m as u32;
+                        store_run(x, a + l, _mm_add_ps(load_run(x, a + l), step_a[m]));
+                        store_run(x, b + l, _mm_sub_ps(load_run(x, b + l), step_b[m]));
+                    }
+                }
+                GroupRows::Paired { a } => {
+                    let sign = _mm_set1_ps(-0.0);
+                    for m in 0..LANES / 2 {
+                        let l = 2 * m as u32;
+                        // (Δaₗ, −Δbₗ) and (Δaₗ₊₁, −Δbₗ₊₁): x − d is x + (−d).
+                        let minus_b = _mm_xor_ps(step_b[m], sign);
+                        let d0 = _mm_movelh_ps(step_a[m], minus_b);
+                        let d1 = _mm_movehl_ps(minus_b, step_a[m]);
+                        let (i, j) = (a + 2 * l, a + 2 * l + 2);
+                        store_run(x, i, _mm_add_ps(load_run(x, i), d0));
+                        store_run(x, j, _mm_add_ps(load_run(x, j), d1));
+                    }
+                }
             }
-            let (i, j) = (rows[l], rows[l + 1]);
-            // SAFETY: every row indexes `x`; lane l + 1 is stored only when used (distinct).
+        }
+    }
+}
+
+/// Consecutive rows four at a time (one AVX register holds four rows).
+#[cfg(target_arch = "x86_64")]
+mod avx {
+    use core::arch::x86_64::*;
+
+    use super::*;
+    use crate::simd::Avx8;
+
+    /// The four rows `i .. i + 4` of `x` as (xᵢ, yᵢ, …, xᵢ₊₃, yᵢ₊₃).
+    ///
+    /// # Safety
+    /// `i + 3` indexes `x`; the CPU has AVX.
+    #[inline(always)]
+    unsafe fn load_four(x: &[Vec2], i: u32) -> __m256 {
+        // SAFETY: four `Vec2` are 32 bytes (eight f32).
+        unsafe { _mm256_loadu_ps(x.as_ptr().add(i as usize).cast::<f32>()) }
+    }
+
+    /// Stores `v` to the rows `i .. i + 4`.
+    ///
+    /// # Safety
+    /// `i + 3` indexes `x`; the CPU has AVX.
+    #[inline(always)]
+    unsafe fn store_four(x: &mut [Vec2], i: u32, v: __m256) {
+        // SAFETY: four `Vec2` are 32 bytes (eight f32).
+        unsafe { _mm256_storeu_ps(x.as_mut_ptr().add(i as usize).cast::<f32>(), v) }
+    }
+
+    /// (x, y) vectors of lanes 0 .. 8 from the rows of lanes 0 .. 4 and 4 .. 8.
+    #[inline(always)]
+    fn deinterleave(first: __m256, second: __m256) -> (Avx8, Avx8) {
+        const EVEN: i32 = 0b10_00_10_00;
+        const ODD: i32 = 0b11_01_11_01;
+        // Lanes 0, 1, 4, 5 | 2, 3, 6, 7 after the shuffle; the 64-bit permute orders them.
+        const ORDER: i32 = 0b11_01_10_00;
+        // SAFETY: only reached from code compiled for AVX2.
+        let ordered = |v: __m256| unsafe {
+            Avx8::from_m256(_mm256_castpd_ps(_mm256_permute4x64_pd::<ORDER>(
+                _mm256_castps_pd(v),
+            )))
+        };
+        // SAFETY: as above.
+        unsafe {
+            (
+                ordered(_mm256_shuffle_ps::<EVEN>(first, second)),
+                ordered(_mm256_shuffle_ps::<ODD>(first, second)),
+            )
+        }
+    }
+
+    /// The inverse of [`deinterleave`]: the rows of lanes 0 .. 4 and 4 .. 8.
+    #[inline(always)]
+    fn interleave((vx, vy): (Avx8, Avx8)) -> [__m256; 2] {
+        // SAFETY: only reached from code compiled for AVX2.
+        unsafe {
+            let low = _mm256_unpacklo_ps(vx.m256(), vy.m256());
+            let high = _mm256_unpackhi_ps(vx.m256(), vy.m256());
+            [
+                _mm256_permute2f128_ps::<0x20>(low, high),
+                _mm256_permute2f128_ps::<0x31>(low, high),
+            ]
+        }
+    }
+
+    impl PositionLanes for Avx8 {
+        #[inline(always)]
+        unsafe fn gather_deltas(x: &[Vec2], rows: &GroupRows) -> (Self, Self) {
+            let GroupRows::Consecutive { a, b } = *rows else {
+                // SAFETY: passed on from the caller.
+                let (dx, dy) = unsafe { super::gather_deltas(x, rows) };
+                return (Self::from_f32x8(dx), Self::from_f32x8(dy));
+            };
+            // SAFETY: every row indexes `x`; only reached from code compiled for AVX2.
             unsafe {
-                let p = load_two(x, i, j);
-                let p = if SUBTRACT {
-                    _mm_sub_ps(p, d)
-                } else {
-                    _mm_add_ps(p, d)
-                };
-                store_two(x, i, j, p, l + 1 < count);
+                let first = _mm256_sub_ps(load_four(x, a), load_four(x, b));
+                let second = _mm256_sub_ps(load_four(x, a + 4), load_four(x, b + 4));
+                deinterleave(first, second)
+            }
+        }
+
+        #[inline(always)]
+        unsafe fn correct(
+            x: &mut [Vec2],
+            rows: &GroupRows,
+            count: usize,
+            step_a: (Self, Self),
+            step_b: (Self, Self),
+        ) {
+            let GroupRows::Consecutive { a, b } = *rows else {
+                let lanes = |(vx, vy): (Self, Self)| (vx.to_f32x8(), vy.to_f32x8());
+                // SAFETY: passed on from the caller.
+                return unsafe { super::correct(x, rows, count, lanes(step_a), lanes(step_b)) };
+            };
+            let (step_a, step_b) = (interleave(step_a), interleave(step_b));
+            // SAFETY: every row indexes `x` and they are distinct; only reached from code
+            // compiled for AVX2.
+            unsafe {
+                for (h, i) in [a, a + 4].into_iter().enumerate() {
+                    store_four(x, i, _mm256_add_ps(load_four(x, i), step_a[h]));
+                }
+                for (h, i) in [b, b + 4].into_iter().enumerate() {
+                    store_four(x, i, _mm256_sub_ps(load_four(x, i), step_b[h]));
+                }
             }
         }
     }
@@ -227,39 +472,52 @@ mod sse {
 mod tests {
     use super::*;
 
+    fn bits(x: &[Vec2]) -> Vec<[u32; 2]> {
+        x.iter().map(|p| p.to_array().map(f32::to_bits)).collect()
+    }
+
     #[test]
     fn paths_agree_bitwise() {
-        let x0: Vec<Vec2> = (0..20)
+        let x0: Vec<Vec2> = (0..40)
             .map(|i| Vec2::new(i as f32 * 0.37 - 3.0, (i * i) as f32 * -0.11))
             .collect();
-        let a = [0, 2, 4, 6, 8, 10, 12, 14];
-        let b = [1, 3, 5, 7, 9, 11, 13, 19];
-        let bits = |v: f32x8| v.to_array().map(f32::to_bits);
-        // SAFETY: all rows < 20, distinct.
-        unsafe {
-            let (dx, dy) = gather_deltas(&x0, &a, &b);
-            let (px, py) = portable::gather_deltas(&x0, &a, &b);
-            assert_eq!((bits(dx), bits(dy)), (bits(px), bits(py)));
-            assert_eq!(dx.to_array()[7], x0[14].x - x0[19].x);
-            for count in [1, 4, 7, 8] {
-                let (mut x, mut y) = (x0.clone(), x0.clone());
-                correct::<false>(&mut x, &a, count, dx, dy);
-                correct::<true>(&mut x, &b, count, dy, dx);
-                portable::correct::<false>(&mut y, &a, count, dx, dy);
-                portable::correct::<true>(&mut y, &b, count, dy, dx);
-                let x_bits: Vec<_> = x.iter().map(|p| p.to_array().map(f32::to_bits)).collect();
-                let y_bits: Vec<_> = y.iter().map(|p| p.to_array().map(f32::to_bits)).collect();
-                assert_eq!(x_bits, y_bits, "count {count}");
+        let layouts = [
+            GroupRows::Scattered {
+                a: [0, 2, 4, 6, 8, 10, 12, 14],
+                b: [1, 3, 5, 7, 9, 11, 13, 19],
+            },
+            GroupRows::Consecutive { a: 21, b: 3 },
+            GroupRows::Paired { a: 5 },
+        ];
+        let lane_bits = |v: f32x8| v.to_array().map(f32::to_bits);
+        for rows in layouts {
+            let (a, b) = rows.lanes();
+            let full = matches!(rows, GroupRows::Scattered { .. });
+            // SAFETY: all rows < 40, distinct.
+            unsafe {
+                let (dx, dy) = gather_deltas(&x0, &rows);
+                let (px, py) = portable::gather_deltas(&x0, &rows);
                 assert_eq!(
-                    x[a[count - 1] as usize],
-                    x0[a[count - 1] as usize]
-                        + Vec2::new(dx.to_array()[count - 1], dy.to_array()[count - 1])
+                    (lane_bits(dx), lane_bits(dy)),
+                    (lane_bits(px), lane_bits(py))
                 );
-                assert_eq!(
-                    x[a[7] as usize] == x0[a[7] as usize],
-                    count < 8,
-                    "unused lanes untouched"
-                );
+                for l in 0..LANES {
+                    let d = x0[a[l] as usize] - x0[b[l] as usize];
+                    assert_eq!((dx.to_array()[l], dy.to_array()[l]), (d.x, d.y), "{rows:?}");
+                }
+                let counts: &[usize] = if full { &[1, 4, 7, 8] } else { &[LANES] };
+                for &count in counts {
+                    let (mut x, mut y) = (x0.clone(), x0.clone());
+                    correct(&mut x, &rows, count, (dx, dy), (dy, dx));
+                    portable::correct(&mut y, &rows, count, (dx, dy), (dy, dx));
+                    assert_eq!(bits(&x), bits(&y), "{rows:?} count {count}");
+                    let l = count - 1;
+                    let (dxl, dyl) = (dx.to_array()[l], dy.to_array()[l]);
+                    assert_eq!(x[a[l] as usize], x0[a[l] as usize] + Vec2::new(dxl, dyl));
+                    assert_eq!(x[b[l] as usize], x0[b[l] as usize] - Vec2::new(dyl, dxl));
+                    let moved = x.iter().zip(&x0).filter(|(p, q)| p != q).count();
+                    assert_eq!(moved, 2 * count, "{rows:?}: only the used lanes' rows move");
+                }
             }
         }
     }

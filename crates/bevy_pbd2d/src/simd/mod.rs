@@ -9,3 +9,8 @@
 pub fn has_avx2() -> bool {
     std::arch::is_x86_feature_detected!("avx2")
 }
+
+mod lanes8;
+pub(crate) use lanes8::Lanes8;
+#[cfg(target_arch = "x86_64")]
+pub(crate) use lanes8::avx::Avx8;
