@@ -85,31 +85,42 @@ pub(crate) const COINCIDENT: f32 = 1e-9;
 /// constraints may share particles.
 pub const OVERFLOW_COLOUR: u8 = 63;
 
-/// A Gauss-Seidel order of `rows` by greedy graph colouring: each constraint, in the original
-/// order, gets the smallest colour (0 ..= 63) not yet used by a constraint sharing one of its
-/// particles; the order lists colour 0's constraints first, then colour 1's and so on. Within a
-/// colour no two constraints share a particle (up to 64 colours; a particle in more constraints
-/// than that shares colour 63, which stays correct, only less independent), so their order does
-/// not change the result: they are sorted by b − a, then a, which makes the edges of one
-/// direction of a grid runs of consecutive rows that the projection moves together. The overflow
-/// colour keeps the original order. `particles` is the number of particle rows. Returns the
-/// order and the colour of each constraint in that order.
+/// A Gauss-Seidel order of `rows` by greedy graph colouring. The constraints are coloured
+/// class by class, a class being the constraints with the same row offset b − a (a grid's
+/// horizontal, vertical or diagonal edges), classes in the order their first constraint was
+/// created and each class in order of a: each constraint gets the smallest colour (0 ..= 63) not
+/// yet used by a constraint sharing one of its particles. The order lists colour 0's constraints
+/// first, then colour 1's and so on, so the constraints created first are projected first (a
+/// grid's edges of one direction take two colours of long runs of consecutive rows, which the
+/// projection moves together). Within a colour no two constraints share a particle (up to 64
+/// colours; a particle in more constraints than that shares colour 63, which stays correct,
+/// only less independent), so their order does not change the result: they are sorted by b − a,
+/// then a. The overflow colour keeps the colouring order. `particles` is the number of particle
+/// rows. Returns the order and the colour of each constraint in that order.
 pub fn colour_order(rows: &[DistanceRow], particles: usize) -> (Vec<usize>, Vec<u8>) {
+    let offset = |k: usize| i64::from(rows[k].b) - i64::from(rows[k].a);
+    let mut first_of_offset = bevy::platform::collections::HashMap::new();
+    for k in 0..rows.len() {
+        first_of_offset.entry(offset(k)).or_insert(k);
+    }
+    let mut colouring: Vec<usize> = (0..rows.len()).collect();
+    colouring.sort_by_key(|&k| (first_of_offset[&offset(k)], rows[k].a));
     let mut used = vec![0u64; particles];
-    let mut colour = Vec::with_capacity(rows.len());
-    for row in rows {
+    let mut colour = vec![0u8; rows.len()];
+    for &k in &colouring {
+        let row = &rows[k];
         let (a, b) = (row.a as usize, row.b as usize);
         let c = (!(used[a] | used[b]))
             .trailing_zeros()
             .min(OVERFLOW_COLOUR as u32) as u8;
         used[a] |= 1 << c;
         used[b] |= 1 << c;
-        colour.push(c);
+        colour[k] = c;
     }
-    let mut order: Vec<usize> = (0..rows.len()).collect();
+    let mut order = colouring;
     order.sort_by_key(|&k| match colour[k] {
         OVERFLOW_COLOUR => (OVERFLOW_COLOUR, 0, 0),
-        c => (c, i64::from(rows[k].b) - i64::from(rows[k].a), rows[k].a),
+        c => (c, offset(k), rows[k].a),
     });
     let colours = order.iter().map(|&k| colour[k]).collect();
     (order, colours)
@@ -240,6 +251,19 @@ mod tests {
             seen.insert(r.b);
         }
         assert!(runs <= 12, "{runs} runs of independent constraints");
+        // Directions in the order they were created (horizontal, vertical, then the cells'
+        // first and second diagonals) are projected in that order, on the whole: a border
+        // particle's free lower colours are taken by later directions too.
+        let mean_colour = |offset: u32| {
+            let c: Vec<f32> = (0..order.len())
+                .filter(|&i| rows[order[i]].b - rows[order[i]].a == offset)
+                .map(|i| f32::from(colours[i]))
+                .collect();
+            c.iter().sum::<f32>() / c.len() as f32
+        };
+        let w = builder.width;
+        let means = [1, w, w + 1, w - 1].map(mean_colour);
+        assert!(means.is_sorted_by(|a, b| a < b), "mean colours {means:?}");
     }
 
     #[test]
