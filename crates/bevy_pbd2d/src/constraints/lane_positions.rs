@@ -360,7 +360,8 @@ mod sse {
     }
 }
 
-/// Consecutive rows four at a time (one AVX register holds four rows).
+/// Consecutive and paired rows four at a time (one AVX register holds four rows). No closures
+/// here: one that is not inlined is compiled without AVX ([`Avx8`]).
 #[cfg(target_arch = "x86_64")]
 mod avx {
     use core::arch::x86_64::*;
@@ -393,21 +394,23 @@ mod avx {
     fn deinterleave(first: __m256, second: __m256) -> (Avx8, Avx8) {
         const EVEN: i32 = 0b10_00_10_00;
         const ODD: i32 = 0b11_01_11_01;
-        // Lanes 0, 1, 4, 5 | 2, 3, 6, 7 after the shuffle; the 64-bit permute orders them.
-        const ORDER: i32 = 0b11_01_10_00;
         // SAFETY: only reached from code compiled for AVX2.
-        let ordered = |v: __m256| unsafe {
-            Avx8::from_m256(_mm256_castpd_ps(_mm256_permute4x64_pd::<ORDER>(
-                _mm256_castps_pd(v),
-            )))
-        };
-        // SAFETY: as above.
         unsafe {
             (
-                ordered(_mm256_shuffle_ps::<EVEN>(first, second)),
-                ordered(_mm256_shuffle_ps::<ODD>(first, second)),
+                in_order(_mm256_shuffle_ps::<EVEN>(first, second)),
+                in_order(_mm256_shuffle_ps::<ODD>(first, second)),
             )
         }
+    }
+
+    /// Lanes 0, 1, 4, 5, 2, 3, 6, 7 (after an in-lane shuffle of two row vectors) in order.
+    #[inline(always)]
+    fn in_order(v: __m256) -> Avx8 {
+        const ORDER: i32 = 0b11_01_10_00;
+        // SAFETY: only reached from code compiled for AVX2.
+        Avx8::from_m256(unsafe {
+            _mm256_castpd_ps(_mm256_permute4x64_pd::<ORDER>(_mm256_castps_pd(v)))
+        })
     }
 
     /// The inverse of [`deinterleave`]: the rows of lanes 0 .. 4 and 4 .. 8.
@@ -424,19 +427,65 @@ mod avx {
         }
     }
 
+    /// The a and b rows of the paired rows `a .. a + 16` (lane l joins a + 2l and a + 2l + 1),
+    /// as ((a rows, b rows) of lanes 0, 2, 1, 3; the same of lanes 4, 6, 5, 7): within each
+    /// 128-bit half, two lanes two apart, as [`deinterleave`] and [`interleave`] take them.
+    ///
+    /// # Safety
+    /// `a + 15` indexes `x`; the CPU has AVX.
+    #[inline(always)]
+    unsafe fn paired_rows(x: &[Vec2], a: u32) -> [(__m256, __m256); 2] {
+        // SAFETY: passed on from the caller.
+        unsafe { [split_pairs(x, a), split_pairs(x, a + 8)] }
+    }
+
+    /// The a rows and the b rows of the paired rows `i .. i + 8`, lanes 0, 2, 1, 3 of them.
+    ///
+    /// # Safety
+    /// `i + 7` indexes `x`; the CPU has AVX.
+    #[inline(always)]
+    unsafe fn split_pairs(x: &[Vec2], i: u32) -> (__m256, __m256) {
+        // SAFETY: passed on from the caller.
+        unsafe {
+            let (p, q) = (
+                _mm256_castps_pd(load_four(x, i)),
+                _mm256_castps_pd(load_four(x, i + 4)),
+            );
+            (
+                _mm256_castpd_ps(_mm256_shuffle_pd::<0b0000>(p, q)),
+                _mm256_castpd_ps(_mm256_shuffle_pd::<0b1111>(p, q)),
+            )
+        }
+    }
+
+    /// Lanes 1 and 2, 5 and 6 swapped: [`deinterleave`] of [`paired_rows`] gives the lanes in
+    /// the order 0, 2, 1, 3, 4, 6, 5, 7, and [`interleave`] must get them so.
+    #[inline(always)]
+    fn swap_middle(v: Avx8) -> Avx8 {
+        const ORDER: i32 = 0b11_01_10_00;
+        // SAFETY: only reached from code compiled for AVX2.
+        Avx8::from_m256(unsafe { _mm256_permute_ps::<ORDER>(v.m256()) })
+    }
+
     impl PositionLanes for Avx8 {
         #[inline(always)]
         unsafe fn gather_deltas(x: &[Vec2], rows: &GroupRows) -> (Self, Self) {
-            let GroupRows::Consecutive { a, b } = *rows else {
-                // SAFETY: passed on from the caller.
-                let (dx, dy) = unsafe { super::gather_deltas(x, rows) };
-                return (Self::from_f32x8(dx), Self::from_f32x8(dy));
-            };
-            // SAFETY: every row indexes `x`; only reached from code compiled for AVX2.
-            unsafe {
-                let first = _mm256_sub_ps(load_four(x, a), load_four(x, b));
-                let second = _mm256_sub_ps(load_four(x, a + 4), load_four(x, b + 4));
-                deinterleave(first, second)
+            // SAFETY (all): every row indexes `x`; only reached from code compiled for AVX2.
+            match *rows {
+                GroupRows::Consecutive { a, b } => unsafe {
+                    let first = _mm256_sub_ps(load_four(x, a), load_four(x, b));
+                    let second = _mm256_sub_ps(load_four(x, a + 4), load_four(x, b + 4));
+                    deinterleave(first, second)
+                },
+                GroupRows::Paired { a } => unsafe {
+                    let [(a01, b01), (a23, b23)] = paired_rows(x, a);
+                    let (dx, dy) = deinterleave(_mm256_sub_ps(a01, b01), _mm256_sub_ps(a23, b23));
+                    (swap_middle(dx), swap_middle(dy))
+                },
+                GroupRows::Scattered { .. } => {
+                    let (dx, dy) = unsafe { super::gather_deltas(x, rows) };
+                    (Self::from_f32x8(dx), Self::from_f32x8(dy))
+                }
             }
         }
 
@@ -448,20 +497,43 @@ mod avx {
             step_a: (Self, Self),
             step_b: (Self, Self),
         ) {
-            let GroupRows::Consecutive { a, b } = *rows else {
-                let lanes = |(vx, vy): (Self, Self)| (vx.to_f32x8(), vy.to_f32x8());
-                // SAFETY: passed on from the caller.
-                return unsafe { super::correct(x, rows, count, lanes(step_a), lanes(step_b)) };
-            };
-            let (step_a, step_b) = (interleave(step_a), interleave(step_b));
-            // SAFETY: every row indexes `x` and they are distinct; only reached from code
+            // SAFETY (all): every row indexes `x` and they are distinct; only reached from code
             // compiled for AVX2.
-            unsafe {
-                for (h, i) in [a, a + 4].into_iter().enumerate() {
-                    store_four(x, i, _mm256_add_ps(load_four(x, i), step_a[h]));
-                }
-                for (h, i) in [b, b + 4].into_iter().enumerate() {
-                    store_four(x, i, _mm256_sub_ps(load_four(x, i), step_b[h]));
+            match *rows {
+                GroupRows::Consecutive { a, b } => unsafe {
+                    let (step_a, step_b) = (interleave(step_a), interleave(step_b));
+                    for (h, i) in [a, a + 4].into_iter().enumerate() {
+                        store_four(x, i, _mm256_add_ps(load_four(x, i), step_a[h]));
+                    }
+                    for (h, i) in [b, b + 4].into_iter().enumerate() {
+                        store_four(x, i, _mm256_sub_ps(load_four(x, i), step_b[h]));
+                    }
+                },
+                GroupRows::Paired { a } => unsafe {
+                    let (step_a, step_b) = (
+                        interleave((swap_middle(step_a.0), swap_middle(step_a.1))),
+                        interleave((swap_middle(step_b.0), swap_middle(step_b.1))),
+                    );
+                    let rows = paired_rows(x, a);
+                    for (h, (a_rows, b_rows)) in rows.into_iter().enumerate() {
+                        let new_a = _mm256_castps_pd(_mm256_add_ps(a_rows, step_a[h]));
+                        let new_b = _mm256_castps_pd(_mm256_sub_ps(b_rows, step_b[h]));
+                        let i = a + 8 * h as u32;
+                        store_four(
+                            x,
+                            i,
+                            _mm256_castpd_ps(_mm256_shuffle_pd::<0b0000>(new_a, new_b)),
+                        );
+                        store_four(
+                            x,
+                            i + 4,
+                            _mm256_castpd_ps(_mm256_shuffle_pd::<0b1111>(new_a, new_b)),
+                        );
+                    }
+                },
+                GroupRows::Scattered { .. } => {
+                    let lanes = |(vx, vy): (Self, Self)| (vx.to_f32x8(), vy.to_f32x8());
+                    unsafe { super::correct(x, rows, count, lanes(step_a), lanes(step_b)) };
                 }
             }
         }
