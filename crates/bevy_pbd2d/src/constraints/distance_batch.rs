@@ -8,7 +8,10 @@
 //! ([`OVERFLOW_COLOUR`]), which may share particles, are projected one at a time. A group whose
 //! particle rows are consecutive (a(l) = a + l, b(l) = b + l) or paired (a(l) = a + 2l,
 //! b(l) = a(l) + 1), as the edges of a grid are once each colour is sorted by row, has its
-//! positions moved two rows per load and store ([`GroupRows`]).
+//! positions moved several rows per load and store
+//! ([`lane_positions`](super::lane_positions)). The projection is written once on 8-lane
+//! vectors (`Lanes8`): two SSE vectors in the baseline build, one AVX vector where the CPU has
+//! AVX2.
 //!
 //! Every constraint, in a full group, a smaller one or alone, goes through the same code and so
 //! the same IEEE operations in the same order (no fused multiply-add, no approximate reciprocal

@@ -1,13 +1,15 @@
 //! Reading and correcting the particle positions (m) of [`LANES`] constraints at once, for the
 //! batched distance projection ([`distance_batch`](super::distance_batch)).
 //!
-//! A group's particle rows are [`GroupRows`]: any rows, or — as in a grid cloth, once each
-//! colour is sorted by row — runs of consecutive rows, which are moved 16 bytes (two rows) per
-//! load or store. On x86_64 the (x, y) rows of two lanes share one SSE register (`movsd` +
-//! `movhpd` for scattered rows, `movups` for consecutive ones), so that a lane costs one
-//! subtraction or addition instead of two and no per-coordinate insert or extract; elsewhere
-//! each coordinate is moved on its own. All paths do the same IEEE operations on the same
-//! values (x − d is x + (−d)): the bits do not depend on the path.
+//! A group's particle rows (`GroupRows`) are any rows, or — as a grid's edges of one direction
+//! are, once the constraints are coloured direction by direction and sorted by row — runs of
+//! consecutive rows, or pairs of adjacent rows. On x86_64 the (x, y) rows of two lanes share one
+//! SSE register (`movsd` + `movhpd` for scattered rows, one `movups` for two consecutive ones),
+//! so that a lane costs one subtraction or addition instead of two and no per-coordinate insert
+//! or extract; with AVX2, consecutive and paired rows are moved four per 32-byte load or store
+//! and shuffled into lanes in registers. Elsewhere each coordinate is moved on its own. All
+//! paths do the same IEEE operations on the same values (x − d is x + (−d)): the bits do not
+//! depend on the path.
 
 use bevy::prelude::*;
 use wide::f32x8;
