@@ -408,9 +408,6 @@ fn project_group<V: PositionLanes, const RIGID: bool>(
     x: &mut [Vec2],
     lambda: &mut [f32],
 ) {
-    // SAFETY: groups lie within the constraint rows, and every per-constraint array (λ included,
-    // checked by `project_sweep`) has one entry per row (`new`, `set_coefficients`).
-    let load = |v: &[f32]| unsafe { load_lanes::<V>(v, start, count) };
     // SAFETY: `check_rows` ran: every `a` and `b` is less than `x.len()`, and `rows` are rows
     // of constraints (or repeat lane 0).
     let (dx, dy) = unsafe { V::gather_deltas(x, rows) };
@@ -433,21 +430,37 @@ fn project_group<V: PositionLanes, const RIGID: bool>(
             V::from_f32x8(f32x8::new(y_lanes)),
         );
     }
-    let rest_length = load(&batches.rest_length);
-    let inv_denominator = load(&batches.inv_denominator);
-    let lambda_old = load(lambda);
+    // SAFETY (the loads): groups lie within the constraint rows, and every per-constraint array
+    // (λ included, checked by `project_sweep`) has one entry per row (`new`,
+    // `set_coefficients`). No closure for them: one that is not inlined would be compiled
+    // without AVX (`Avx8`).
+    let (rest_length, inv_denominator, lambda_old): (V, V, V) = unsafe {
+        (
+            load_lanes(&batches.rest_length, start, count),
+            load_lanes(&batches.inv_denominator, start, count),
+            load_lanes(lambda, start, count),
+        )
+    };
     let minus_c = rest_length - length;
     let d_lambda = if RIGID {
         minus_c * inv_denominator
     } else {
-        (minus_c - load(&batches.alpha_tilde) * lambda_old) * inv_denominator
+        // SAFETY: as above.
+        let alpha_tilde: V = unsafe { load_lanes(&batches.alpha_tilde, start, count) };
+        (minus_c - alpha_tilde * lambda_old) * inv_denominator
     };
     let lambda_new = (lambda_old + d_lambda).to_f32x8().to_array();
     debug_assert!(start + count <= lambda.len());
     // SAFETY: as for `load`.
     unsafe { lambda.get_unchecked_mut(start..start + count) }.copy_from_slice(&lambda_new[..count]);
-    let step_a = load(&batches.w_a) * d_lambda;
-    let step_b = load(&batches.w_b) * d_lambda;
+    // SAFETY: as above.
+    let (w_a, w_b): (V, V) = unsafe {
+        (
+            load_lanes(&batches.w_a, start, count),
+            load_lanes(&batches.w_b, start, count),
+        )
+    };
+    let (step_a, step_b) = (w_a * d_lambda, w_b * d_lambda);
     // SAFETY: as above; the used lanes' particles are distinct (one colour, or one lane).
     unsafe {
         V::correct(
