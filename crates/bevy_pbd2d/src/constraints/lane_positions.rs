@@ -118,8 +118,7 @@ pub(crate) trait PositionLanes: Lanes8 {
     #[inline(always)]
     unsafe fn gather_deltas(x: &[Vec2], rows: &GroupRows) -> (Self, Self) {
         // SAFETY: passed on from the caller.
-        let (dx, dy) = unsafe { gather_deltas(x, rows) };
-        (Self::from_f32x8(dx), Self::from_f32x8(dy))
+        unsafe { gather_deltas_as(x, rows) }
     }
 
     /// [`correct`] from lanes `Self`.
@@ -134,10 +133,40 @@ pub(crate) trait PositionLanes: Lanes8 {
         step_a: (Self, Self),
         step_b: (Self, Self),
     ) {
-        let lanes = |(vx, vy): (Self, Self)| (vx.to_f32x8(), vy.to_f32x8());
         // SAFETY: passed on from the caller.
-        unsafe { correct(x, rows, count, lanes(step_a), lanes(step_b)) }
+        unsafe { correct_from(x, rows, count, step_a, step_b) }
     }
+}
+
+/// [`gather_deltas`] converted to lanes `V`.
+///
+/// # Safety
+/// As [`gather_deltas`].
+#[inline(always)]
+unsafe fn gather_deltas_as<V: Lanes8>(x: &[Vec2], rows: &GroupRows) -> (V, V) {
+    // SAFETY: passed on from the caller.
+    let (dx, dy) = unsafe { gather_deltas(x, rows) };
+    (V::from_f32x8(dx), V::from_f32x8(dy))
+}
+
+/// [`correct`] with steps converted from lanes `V`.
+///
+/// # Safety
+/// As [`correct`].
+#[inline(always)]
+unsafe fn correct_from<V: Lanes8>(
+    x: &mut [Vec2],
+    rows: &GroupRows,
+    count: usize,
+    (ax, ay): (V, V),
+    (bx, by): (V, V),
+) {
+    let (step_a, step_b) = (
+        (ax.to_f32x8(), ay.to_f32x8()),
+        (bx.to_f32x8(), by.to_f32x8()),
+    );
+    // SAFETY: passed on from the caller.
+    unsafe { correct(x, rows, count, step_a, step_b) }
 }
 
 impl PositionLanes for f32x8 {}
@@ -484,10 +513,7 @@ mod avx {
                     let (dx, dy) = deinterleave(_mm256_sub_ps(a01, b01), _mm256_sub_ps(a23, b23));
                     (swap_middle(dx), swap_middle(dy))
                 },
-                GroupRows::Scattered { .. } => {
-                    let (dx, dy) = unsafe { super::gather_deltas(x, rows) };
-                    (Self::from_f32x8(dx), Self::from_f32x8(dy))
-                }
+                GroupRows::Scattered { .. } => unsafe { gather_deltas_as(x, rows) },
             }
         }
 
@@ -533,10 +559,9 @@ mod avx {
                         );
                     }
                 },
-                GroupRows::Scattered { .. } => {
-                    let lanes = |(vx, vy): (Self, Self)| (vx.to_f32x8(), vy.to_f32x8());
-                    unsafe { super::correct(x, rows, count, lanes(step_a), lanes(step_b)) };
-                }
+                GroupRows::Scattered { .. } => unsafe {
+                    correct_from(x, rows, count, step_a, step_b)
+                },
             }
         }
     }
