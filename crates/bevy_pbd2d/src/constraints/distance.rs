@@ -85,11 +85,19 @@ pub(crate) const COINCIDENT: f32 = 1e-9;
 /// constraints may share particles.
 pub const OVERFLOW_COLOUR: u8 = 63;
 
+/// Classes of at least this many constraints get colours of their own ([`colour_order`]).
+pub const FRESH_COLOURS_FROM: usize = 64;
+
+/// Colours from which classes share colours again ([`colour_order`]).
+pub const FRESH_COLOURS_BELOW: u32 = 48;
+
 /// A Gauss-Seidel order of `rows` by greedy graph colouring. The constraints are coloured
 /// class by class, a class being the constraints with the same row offset b − a (a grid's
 /// horizontal, vertical or diagonal edges), classes in the order their first constraint was
 /// created and each class in order of a: each constraint gets the smallest colour (0 ..= 63) not
-/// yet used by a constraint sharing one of its particles. The order lists colour 0's constraints
+/// yet used by a constraint sharing one of its particles, and for a class of at least
+/// [`FRESH_COLOURS_FROM`] constraints (while fewer than [`FRESH_COLOURS_BELOW`] colours are in
+/// use) not used by an earlier class either. The order lists colour 0's constraints
 /// first, then colour 1's and so on, so the constraints created first are projected first (a
 /// grid's edges of one direction take two colours of long runs of consecutive rows, which the
 /// projection moves together). Within a colour no two constraints share a particle (up to 64
@@ -107,15 +115,26 @@ pub fn colour_order(rows: &[DistanceRow], particles: usize) -> (Vec<usize>, Vec<
     colouring.sort_by_key(|&k| (first_of_offset[&offset(k)], rows[k].a));
     let mut used = vec![0u64; particles];
     let mut colour = vec![0u8; rows.len()];
-    for &k in &colouring {
-        let row = &rows[k];
-        let (a, b) = (row.a as usize, row.b as usize);
-        let c = (!(used[a] | used[b]))
-            .trailing_zeros()
-            .min(OVERFLOW_COLOUR as u32) as u8;
-        used[a] |= 1 << c;
-        used[b] |= 1 << c;
-        colour[k] = c;
+    // A large class starts at a colour no earlier class used, so that its colours hold it alone
+    // (a grid's border edges do not fall into another direction's colours).
+    let mut fresh = 0u32;
+    for class in colouring.chunk_by(|&j, &k| offset(j) == offset(k)) {
+        let first = if class.len() >= FRESH_COLOURS_FROM && fresh < FRESH_COLOURS_BELOW {
+            fresh
+        } else {
+            0
+        };
+        let allowed = !((1u64 << first) - 1);
+        for &k in class {
+            let (a, b) = (rows[k].a as usize, rows[k].b as usize);
+            let c = (!(used[a] | used[b]) & allowed)
+                .trailing_zeros()
+                .min(OVERFLOW_COLOUR as u32) as u8;
+            used[a] |= 1 << c;
+            used[b] |= 1 << c;
+            colour[k] = c;
+            fresh = fresh.max(u32::from(c) + 1);
+        }
     }
     let mut order = colouring;
     order.sort_by_key(|&k| match colour[k] {
@@ -264,6 +283,39 @@ mod tests {
         let w = builder.width;
         let means = [1, w, w + 1, w - 1].map(mean_colour);
         assert!(means.is_sorted_by(|a, b| a < b), "mean colours {means:?}");
+    }
+
+    #[test]
+    fn large_direction_classes_get_colours_of_their_own() {
+        let builder = crate::cloth::ClothBuilder {
+            width: 20,
+            height: 10,
+            ..Default::default()
+        };
+        let rows: Vec<DistanceRow> = builder
+            .constraint_pairs()
+            .into_iter()
+            .map(|(a, b, d)| DistanceRow {
+                a,
+                b,
+                rest_length: d,
+                compliance: 0.0,
+            })
+            .collect();
+        let (order, colours) = colour_order(&rows, 200);
+        let mut offsets_of_colour = std::collections::BTreeMap::<u8, Vec<u32>>::new();
+        for (&k, &c) in order.iter().zip(&colours) {
+            let offsets = offsets_of_colour.entry(c).or_default();
+            let offset = rows[k].b - rows[k].a;
+            if !offsets.contains(&offset) {
+                offsets.push(offset);
+            }
+        }
+        assert!(offsets_of_colour.len() <= 10, "{offsets_of_colour:?}");
+        assert!(
+            offsets_of_colour.values().all(|o| o.len() == 1),
+            "one direction per colour: {offsets_of_colour:?}"
+        );
     }
 
     #[test]
