@@ -95,16 +95,18 @@ pub const FRESH_COLOURS_BELOW: u32 = 48;
 /// class by class, a class being the constraints with the same row offset b − a (a grid's
 /// horizontal, vertical or diagonal edges), classes in the order their first constraint was
 /// created and each class in order of a: each constraint gets the smallest colour (0 ..= 63) not
-/// yet used by a constraint sharing one of its particles, and for a class of at least
-/// [`FRESH_COLOURS_FROM`] constraints (while fewer than [`FRESH_COLOURS_BELOW`] colours are in
-/// use) not used by an earlier class either. The order lists colour 0's constraints
-/// first, then colour 1's and so on, so the constraints created first are projected first (a
-/// grid's edges of one direction take two colours of long runs of consecutive rows, which the
-/// projection moves together). Within a colour no two constraints share a particle (up to 64
-/// colours; a particle in more constraints than that shares colour 63, which stays correct,
-/// only less independent), so their order does not change the result: they are sorted by b − a,
-/// then a. The overflow colour keeps the colouring order. `particles` is the number of particle
-/// rows. Returns the order and the colour of each constraint in that order.
+/// yet used by a constraint sharing one of its particles and, in a class of at least
+/// [`FRESH_COLOURS_FROM`] constraints, above every colour used before the class (while those
+/// are fewer than [`FRESH_COLOURS_BELOW`]). The order lists colour 0's constraints first, then
+/// colour 1's and so on, so the constraints created first are projected first (a grid's edges
+/// of one direction take two colours of long runs of consecutive rows, which the projection
+/// moves together). Within a colour no two constraints share a particle (when no colour is
+/// left, a constraint gets colour 63, whose constraints may share particles: still correct,
+/// only projected one at a time), so their order does not change the positions (except the
+/// fixed direction coincident particles are pushed apart in, which depends on the position in
+/// the order): they are sorted by b − a, then a. The overflow colour keeps the colouring order.
+/// `particles` is the number of particle rows. Returns the order and the colour of each
+/// constraint in that order.
 pub fn colour_order(rows: &[DistanceRow], particles: usize) -> (Vec<usize>, Vec<u8>) {
     let offset = |k: usize| i64::from(rows[k].b) - i64::from(rows[k].a);
     let mut first_of_offset = bevy::platform::collections::HashMap::new();

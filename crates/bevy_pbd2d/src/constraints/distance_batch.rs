@@ -223,6 +223,8 @@ impl DistanceBatches {
         if self.coefficients_for.as_ref().is_some_and(same) {
             return;
         }
+        // Until the arrays below are complete (indexing `w` may panic): no sweep may use them.
+        self.coefficients_for = None;
         let m = self.len();
         self.alpha_tilde.clear();
         self.alpha_tilde
@@ -265,7 +267,8 @@ impl DistanceBatches {
             // SAFETY: the CPU has AVX2.
             return unsafe { self.project_sweep_avx2(x, lambda) };
         }
-        self.project_sweep_unchecked::<f32x8>(x, lambda);
+        // SAFETY: `f32x8` runs on every CPU.
+        unsafe { self.project_sweep_unchecked::<f32x8>(x, lambda) };
     }
 
     /// [`project_sweep_unchecked`](Self::project_sweep_unchecked) compiled for AVX2, on
@@ -273,24 +276,35 @@ impl DistanceBatches {
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2")]
     fn project_sweep_avx2(&self, x: &mut [Vec2], lambda: &mut [f32]) {
-        self.project_sweep_unchecked::<Avx8>(x, lambda);
+        // SAFETY: compiled for AVX2, and called only where the CPU has it.
+        unsafe { self.project_sweep_unchecked::<Avx8>(x, lambda) };
     }
 
     /// [`project_sweep`](Self::project_sweep) after its checks, on lanes `V`.
+    ///
+    /// # Safety
+    /// The CPU runs `V`'s instructions ([`Avx8`]: AVX2), and this is inlined into a function
+    /// compiled for them.
     #[inline(always)]
-    fn project_sweep_unchecked<V: PositionLanes>(&self, x: &mut [Vec2], lambda: &mut [f32]) {
+    unsafe fn project_sweep_unchecked<V: PositionLanes>(&self, x: &mut [Vec2], lambda: &mut [f32]) {
         for run in &self.runs {
-            if run.rigid {
-                self.project_run::<V, true>(run, x, lambda);
-            } else {
-                self.project_run::<V, false>(run, x, lambda);
+            // SAFETY: passed on from the caller.
+            unsafe {
+                if run.rigid {
+                    self.project_run::<V, true>(run, x, lambda);
+                } else {
+                    self.project_run::<V, false>(run, x, lambda);
+                }
             }
         }
     }
 
     /// Projects the constraints of `run` on lanes `V`; `RIGID`: all of them have α = 0.
+    ///
+    /// # Safety
+    /// As [`project_sweep_unchecked`](Self::project_sweep_unchecked).
     #[inline(always)]
-    fn project_run<V: PositionLanes, const RIGID: bool>(
+    unsafe fn project_run<V: PositionLanes, const RIGID: bool>(
         &self,
         run: &ColourRun,
         x: &mut [Vec2],
@@ -346,7 +360,8 @@ impl DistanceBatches {
             // SAFETY: the CPU has AVX2.
             return unsafe { self.max_relative_stretch_avx2(x) };
         }
-        self.max_relative_stretch_unchecked::<f32x8>(x)
+        // SAFETY: `f32x8` runs on every CPU.
+        unsafe { self.max_relative_stretch_unchecked::<f32x8>(x) }
     }
 
     /// [`max_relative_stretch_unchecked`](Self::max_relative_stretch_unchecked) compiled for
@@ -354,12 +369,16 @@ impl DistanceBatches {
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2")]
     fn max_relative_stretch_avx2(&self, x: &[Vec2]) -> f32 {
-        self.max_relative_stretch_unchecked::<Avx8>(x)
+        // SAFETY: compiled for AVX2, and called only where the CPU has it.
+        unsafe { self.max_relative_stretch_unchecked::<Avx8>(x) }
     }
 
     /// [`max_relative_stretch`](Self::max_relative_stretch) after its checks, on lanes `V`.
+    ///
+    /// # Safety
+    /// As [`project_sweep_unchecked`](Self::project_sweep_unchecked).
     #[inline(always)]
-    fn max_relative_stretch_unchecked<V: PositionLanes>(&self, x: &[Vec2]) -> f32 {
+    unsafe fn max_relative_stretch_unchecked<V: PositionLanes>(&self, x: &[Vec2]) -> f32 {
         let mut max = V::splat(0.0);
         self.for_each_group(
             &self.groups,
@@ -640,7 +659,10 @@ mod tests {
         let mut x_baseline = x0.to_vec();
         let mut lambda_baseline = vec![0.0; rows.len()];
         for _ in 0..3 {
-            batches.project_sweep_unchecked::<f32x8>(&mut x_baseline, &mut lambda_baseline);
+            // SAFETY: `f32x8` runs on every CPU.
+            unsafe {
+                batches.project_sweep_unchecked::<f32x8>(&mut x_baseline, &mut lambda_baseline)
+            };
         }
         assert_eq!(
             bits(&x_baseline),
@@ -764,7 +786,10 @@ mod tests {
         for _ in 0..3 {
             batches.project_sweep(&mut x, &mut lambda);
             for run in &batches.runs {
-                batches.project_run::<f32x8, false>(run, &mut x_general, &mut lambda_general);
+                // SAFETY: `f32x8` runs on every CPU.
+                unsafe {
+                    batches.project_run::<f32x8, false>(run, &mut x_general, &mut lambda_general)
+                };
             }
         }
         assert_ne!(bits(&x), bits(&x0), "the sweep moved particles");

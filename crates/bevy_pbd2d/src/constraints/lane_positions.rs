@@ -8,8 +8,8 @@
 //! so that a lane costs one subtraction or addition instead of two and no per-coordinate insert
 //! or extract; with AVX2, consecutive and paired rows are moved four per 32-byte load or store
 //! and shuffled into lanes in registers. Elsewhere each coordinate is moved on its own. All
-//! paths do the same IEEE operations on the same values (x − d is x + (−d)): the bits do not
-//! depend on the path.
+//! paths do the same IEEE operations on the same values: the bits do not depend on the path
+//! (NaN included).
 
 use bevy::prelude::*;
 use wide::f32x8;
@@ -374,16 +374,23 @@ mod sse {
                     }
                 }
                 GroupRows::Paired { a } => {
-                    let sign = _mm_set1_ps(-0.0);
+                    // The a row (lanes 0, 1) of the sum and the b row (lanes 2, 3) of the
+                    // difference: a real subtraction, so a NaN step keeps its sign bit as on
+                    // the other paths.
+                    const A_PLUS_B_MINUS: i32 = 0b11_10_01_00;
                     for m in 0..LANES / 2 {
                         let l = 2 * m as u32;
-                        // (Δaₗ, −Δbₗ) and (Δaₗ₊₁, −Δbₗ₊₁): x − d is x + (−d).
-                        let minus_b = _mm_xor_ps(step_b[m], sign);
-                        let d0 = _mm_movelh_ps(step_a[m], minus_b);
-                        let d1 = _mm_movehl_ps(minus_b, step_a[m]);
-                        let (i, j) = (a + 2 * l, a + 2 * l + 2);
-                        store_run(x, i, _mm_add_ps(load_run(x, i), d0));
-                        store_run(x, j, _mm_add_ps(load_run(x, j), d1));
+                        // (Δaₗ, Δbₗ) and (Δaₗ₊₁, Δbₗ₊₁).
+                        let d0 = _mm_movelh_ps(step_a[m], step_b[m]);
+                        let d1 = _mm_movehl_ps(step_b[m], step_a[m]);
+                        for (i, d) in [(a + 2 * l, d0), (a + 2 * l + 2, d1)] {
+                            let p = load_run(x, i);
+                            let new = _mm_shuffle_ps::<A_PLUS_B_MINUS>(
+                                _mm_add_ps(p, d),
+                                _mm_sub_ps(p, d),
+                            );
+                            store_run(x, i, new);
+                        }
                     }
                 }
             }
@@ -438,10 +445,12 @@ mod avx {
     #[inline(always)]
     fn in_order(v: __m256) -> Avx8 {
         const ORDER: i32 = 0b11_01_10_00;
-        // SAFETY: only reached from code compiled for AVX2.
-        Avx8::from_m256(unsafe {
-            _mm256_castpd_ps(_mm256_permute4x64_pd::<ORDER>(_mm256_castps_pd(v)))
-        })
+        // SAFETY: only reached from code compiled for AVX2, where the CPU has it.
+        unsafe {
+            Avx8::from_m256(_mm256_castpd_ps(_mm256_permute4x64_pd::<ORDER>(
+                _mm256_castps_pd(v),
+            )))
+        }
     }
 
     /// The inverse of [`deinterleave`]: the rows of lanes 0 .. 4 and 4 .. 8.
@@ -494,8 +503,8 @@ mod avx {
     #[inline(always)]
     fn swap_middle(v: Avx8) -> Avx8 {
         const ORDER: i32 = 0b11_01_10_00;
-        // SAFETY: only reached from code compiled for AVX2.
-        Avx8::from_m256(unsafe { _mm256_permute_ps::<ORDER>(v.m256()) })
+        // SAFETY: only reached from code compiled for AVX2, where the CPU has it.
+        unsafe { Avx8::from_m256(_mm256_permute_ps::<ORDER>(v.m256())) }
     }
 
     impl PositionLanes for Avx8 {
@@ -617,6 +626,17 @@ mod tests {
                     let moved = x.iter().zip(&x0).filter(|(p, q)| p != q).count();
                     assert_eq!(moved, 2 * count, "{rows:?}: only the used lanes' rows move");
                 }
+                // A NaN step (the one ∞·0 gives: sign bit set) leaves the same bits on every
+                // path: a − NaN keeps the NaN's sign, a + (−NaN) would not.
+                let nan = f32::from_bits(0xffc0_0000);
+                let mut nans = dy.to_array();
+                nans[1] = nan;
+                let steps = (f32x8::new(nans), f32x8::new(nans));
+                let (mut x, mut y) = (x0.clone(), x0.clone());
+                correct(&mut x, &rows, LANES, steps, steps);
+                portable::correct(&mut y, &rows, LANES, steps, steps);
+                assert_eq!(bits(&x), bits(&y), "{rows:?} with a NaN step");
+                assert_eq!(x[b[1] as usize].x.to_bits(), 0xffc0_0000, "{rows:?}");
             }
         }
     }

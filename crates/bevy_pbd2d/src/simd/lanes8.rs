@@ -67,17 +67,23 @@ pub(crate) mod avx {
 
     /// Eight lanes in one AVX register. Its operations are plain functions around AVX
     /// intrinsics: they become single instructions once inlined into a function compiled for
-    /// AVX2, the only place values of this type are made ([`Avx8::from_f32x8`] is reached only
-    /// from such functions, after the CPU was checked). Every function and closure between that
-    /// function and these operations must be `#[inline(always)]`: one that is not is compiled
-    /// without AVX and calls each intrinsic (correct, but an order of magnitude slower).
+    /// AVX2. Values of this type may only exist where the CPU has AVX2: the code generic over
+    /// [`Lanes8`] that makes them ([`Lanes8::splat`], [`Lanes8::from_f32x8`], `from_m256`) is
+    /// reached with `Avx8` only through `unsafe` functions whose callers checked the CPU
+    /// (`project_sweep_unchecked`, `max_relative_stretch_unchecked`). Every function and
+    /// closure between that function and these operations must be `#[inline(always)]`: one that
+    /// is not is compiled without AVX and calls each intrinsic (correct, but an order of
+    /// magnitude slower).
     #[derive(Clone, Copy, Debug)]
     pub(crate) struct Avx8(__m256);
 
     impl Avx8 {
-        /// The lanes of `v` (only in code compiled for AVX2).
+        /// The lanes of `v`.
+        ///
+        /// # Safety
+        /// The CPU has AVX2 (see the type's docs).
         #[inline(always)]
-        pub(crate) fn from_m256(v: __m256) -> Self {
+        pub(crate) unsafe fn from_m256(v: __m256) -> Self {
             Self(v)
         }
 
