@@ -196,6 +196,27 @@ pub fn solve_distance_constraints(
     stats.end_phase(Phase::Solve, started);
 }
 
+/// The rigid constraint rows of a `width` × `height` [`ClothBuilder`](crate::cloth::ClothBuilder)
+/// grid, particle rows numbered row by row.
+#[cfg(test)]
+pub(crate) fn cloth_rows(width: u32, height: u32) -> Vec<DistanceRow> {
+    let builder = crate::cloth::ClothBuilder {
+        width,
+        height,
+        ..Default::default()
+    };
+    builder
+        .constraint_pairs()
+        .into_iter()
+        .map(|(a, b, rest_length)| DistanceRow {
+            a,
+            b,
+            rest_length,
+            compliance: 0.0,
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -235,21 +256,8 @@ mod tests {
 
     #[test]
     fn colour_order_separates_constraints_that_share_particles() {
-        let builder = crate::cloth::ClothBuilder {
-            width: 7,
-            height: 5,
-            ..Default::default()
-        };
-        let rows: Vec<DistanceRow> = builder
-            .constraint_pairs()
-            .into_iter()
-            .map(|(a, b, d)| DistanceRow {
-                a,
-                b,
-                rest_length: d,
-                compliance: 0.0,
-            })
-            .collect();
+        let width = 7;
+        let rows = cloth_rows(width, 5);
         let (order, colours) = colour_order(&rows, 35);
         assert!(
             colours.is_sorted(),
@@ -282,28 +290,13 @@ mod tests {
                 .collect();
             c.iter().sum::<f32>() / c.len() as f32
         };
-        let w = builder.width;
-        let means = [1, w, w + 1, w - 1].map(mean_colour);
+        let means = [1, width, width + 1, width - 1].map(mean_colour);
         assert!(means.is_sorted_by(|a, b| a < b), "mean colours {means:?}");
     }
 
     #[test]
     fn large_direction_classes_get_colours_of_their_own() {
-        let builder = crate::cloth::ClothBuilder {
-            width: 20,
-            height: 10,
-            ..Default::default()
-        };
-        let rows: Vec<DistanceRow> = builder
-            .constraint_pairs()
-            .into_iter()
-            .map(|(a, b, d)| DistanceRow {
-                a,
-                b,
-                rest_length: d,
-                compliance: 0.0,
-            })
-            .collect();
+        let rows = cloth_rows(20, 10);
         let (order, colours) = colour_order(&rows, 200);
         let mut offsets_of_colour = std::collections::BTreeMap::<u8, Vec<u32>>::new();
         for (&k, &c) in order.iter().zip(&colours) {

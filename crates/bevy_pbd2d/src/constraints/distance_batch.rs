@@ -517,7 +517,7 @@ fn relative_stretch<V: PositionLanes>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::constraints::distance::colour_order;
+    use crate::constraints::distance::{cloth_rows, colour_order};
 
     /// A plain serial Gauss-Seidel sweep over `rows` in order, written from the equations of the
     /// module docs: the oracle for the batched sweep.
@@ -710,15 +710,12 @@ mod tests {
         let w: Vec<f32> = (0..n)
             .map(|i| if i % 13 == 0 { 0.0 } else { 1.0 })
             .collect();
-        let rows: Vec<DistanceRow> = builder
-            .constraint_pairs()
+        let rows: Vec<DistanceRow> = cloth_rows(builder.width, builder.height)
             .into_iter()
             .enumerate()
-            .map(|(k, (a, b, rest_length))| DistanceRow {
-                a,
-                b,
-                rest_length,
+            .map(|(k, row)| DistanceRow {
                 compliance: if k % 5 == 0 { 1e-6 } else { 0.0 },
+                ..row
             })
             .collect();
         let (order, colours) = colour_order(&rows, n);
