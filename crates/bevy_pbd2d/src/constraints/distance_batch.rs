@@ -392,27 +392,18 @@ impl DistanceBatches {
     }
 }
 
-/// Entries `start .. start + count` of `v` (`count` ≤ [`LANES`]), the other lanes `pad`.
+/// Entries `start .. start + count` of `v` (`count` ≤ [`LANES`]) as lanes `V`, 0 in the
+/// unused lanes.
 ///
 /// # Safety
 /// `start + count` ≤ `v.len()`.
 #[inline(always)]
-unsafe fn load(v: &[f32], start: usize, count: usize, pad: f32) -> f32x8 {
+unsafe fn load_lanes<V: Lanes8>(v: &[f32], start: usize, count: usize) -> V {
     debug_assert!(start + count <= v.len());
-    let mut lanes = [pad; LANES];
+    let mut lanes = [0.0; LANES];
     // SAFETY: passed on from the caller.
     lanes[..count].copy_from_slice(unsafe { v.get_unchecked(start..start + count) });
-    f32x8::new(lanes)
-}
-
-/// [`load`] as lanes `V`, 0 in the unused lanes.
-///
-/// # Safety
-/// As [`load`].
-#[inline(always)]
-unsafe fn load_lanes<V: Lanes8>(v: &[f32], start: usize, count: usize) -> V {
-    // SAFETY: passed on from the caller.
-    V::from_f32x8(unsafe { load(v, start, count, 0.0) })
+    V::from_f32x8(f32x8::new(lanes))
 }
 
 /// Projects constraints `start .. start + count` (`count` ≤ [`LANES`]) on lanes `V`; they

@@ -69,33 +69,38 @@ pub(crate) fn lane_rows(v: &[u32], start: usize, count: usize) -> [u32; LANES] {
     lanes
 }
 
-/// x[a(l)] − x[b(l)] (m) of every lane as (x, y) vectors.
+/// x[a(l)] − x[b(l)] (m) of every lane as (x, y) vectors of lanes `V`.
 ///
 /// # Safety
 /// Every row of `rows` (all [`LANES`] lanes) indexes `x`.
 #[inline(always)]
-pub(crate) unsafe fn gather_deltas(x: &[Vec2], rows: &GroupRows) -> (f32x8, f32x8) {
+pub(crate) unsafe fn gather_deltas<V: Lanes8>(x: &[Vec2], rows: &GroupRows) -> (V, V) {
     #[cfg(target_arch = "x86_64")]
     // SAFETY: passed on from the caller.
-    return unsafe { sse::gather_deltas(x, rows) };
+    let (dx, dy) = unsafe { sse::gather_deltas(x, rows) };
     #[cfg(not(target_arch = "x86_64"))]
     // SAFETY: passed on from the caller.
-    return unsafe { portable::gather_deltas(x, rows) };
+    let (dx, dy) = unsafe { portable::gather_deltas(x, rows) };
+    (V::from_f32x8(dx), V::from_f32x8(dy))
 }
 
-/// x[a(l)] += `step_a`[l] and x[b(l)] −= `step_b`[l] ((x, y) vectors, m) for the lanes
-/// l < `count` (always [`LANES`] for consecutive and paired rows).
+/// x[a(l)] += `step_a`[l] and x[b(l)] −= `step_b`[l] ((x, y) vectors of lanes `V`, m) for the
+/// lanes l < `count` (always [`LANES`] for consecutive and paired rows).
 ///
 /// # Safety
 /// Every row of `rows` indexes `x`; the rows of the first `count` lanes are distinct.
 #[inline(always)]
-pub(crate) unsafe fn correct(
+pub(crate) unsafe fn correct<V: Lanes8>(
     x: &mut [Vec2],
     rows: &GroupRows,
     count: usize,
-    step_a: (f32x8, f32x8),
-    step_b: (f32x8, f32x8),
+    (ax, ay): (V, V),
+    (bx, by): (V, V),
 ) {
+    let (step_a, step_b) = (
+        (ax.to_f32x8(), ay.to_f32x8()),
+        (bx.to_f32x8(), by.to_f32x8()),
+    );
     #[cfg(target_arch = "x86_64")]
     // SAFETY: passed on from the caller.
     unsafe {
@@ -109,7 +114,7 @@ pub(crate) unsafe fn correct(
 }
 
 /// Lanes `Self` that positions are read into and corrected from: by default through
-/// [`gather_deltas`] and [`correct`] on [`f32x8`].
+/// [`gather_deltas`] and [`correct`] (on [`f32x8`] registers).
 pub(crate) trait PositionLanes: Lanes8 {
     /// [`gather_deltas`] as lanes `Self`.
     ///
@@ -118,7 +123,7 @@ pub(crate) trait PositionLanes: Lanes8 {
     #[inline(always)]
     unsafe fn gather_deltas(x: &[Vec2], rows: &GroupRows) -> (Self, Self) {
         // SAFETY: passed on from the caller.
-        unsafe { gather_deltas_as(x, rows) }
+        unsafe { gather_deltas(x, rows) }
     }
 
     /// [`correct`] from lanes `Self`.
@@ -134,39 +139,8 @@ pub(crate) trait PositionLanes: Lanes8 {
         step_b: (Self, Self),
     ) {
         // SAFETY: passed on from the caller.
-        unsafe { correct_from(x, rows, count, step_a, step_b) }
+        unsafe { correct(x, rows, count, step_a, step_b) }
     }
-}
-
-/// [`gather_deltas`] converted to lanes `V`.
-///
-/// # Safety
-/// As [`gather_deltas`].
-#[inline(always)]
-unsafe fn gather_deltas_as<V: Lanes8>(x: &[Vec2], rows: &GroupRows) -> (V, V) {
-    // SAFETY: passed on from the caller.
-    let (dx, dy) = unsafe { gather_deltas(x, rows) };
-    (V::from_f32x8(dx), V::from_f32x8(dy))
-}
-
-/// [`correct`] with steps converted from lanes `V`.
-///
-/// # Safety
-/// As [`correct`].
-#[inline(always)]
-unsafe fn correct_from<V: Lanes8>(
-    x: &mut [Vec2],
-    rows: &GroupRows,
-    count: usize,
-    (ax, ay): (V, V),
-    (bx, by): (V, V),
-) {
-    let (step_a, step_b) = (
-        (ax.to_f32x8(), ay.to_f32x8()),
-        (bx.to_f32x8(), by.to_f32x8()),
-    );
-    // SAFETY: passed on from the caller.
-    unsafe { correct(x, rows, count, step_a, step_b) }
 }
 
 impl PositionLanes for f32x8 {}
@@ -522,7 +496,7 @@ mod avx {
                     let (dx, dy) = deinterleave(_mm256_sub_ps(a01, b01), _mm256_sub_ps(a23, b23));
                     (swap_middle(dx), swap_middle(dy))
                 },
-                GroupRows::Scattered { .. } => unsafe { gather_deltas_as(x, rows) },
+                GroupRows::Scattered { .. } => unsafe { super::gather_deltas(x, rows) },
             }
         }
 
@@ -569,7 +543,7 @@ mod avx {
                     }
                 },
                 GroupRows::Scattered { .. } => unsafe {
-                    correct_from(x, rows, count, step_a, step_b)
+                    super::correct(x, rows, count, step_a, step_b)
                 },
             }
         }
@@ -603,7 +577,7 @@ mod tests {
             let full = matches!(rows, GroupRows::Scattered { .. });
             // SAFETY: all rows < 40, distinct.
             unsafe {
-                let (dx, dy) = gather_deltas(&x0, &rows);
+                let (dx, dy): (f32x8, f32x8) = gather_deltas(&x0, &rows);
                 let (px, py) = portable::gather_deltas(&x0, &rows);
                 assert_eq!(
                     (lane_bits(dx), lane_bits(dy)),
