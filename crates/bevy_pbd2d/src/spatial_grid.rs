@@ -143,21 +143,34 @@ impl SpatialHashGrid {
     }
 
     /// Appends to `out` every point j ≠ `exclude` with ‖p − xⱼ‖ < `radius` (≤ the cell size),
-    /// branch-free per candidate.
+    /// branch-free per candidate: `out` grows once by the candidate count, every candidate is
+    /// written, and the cursor advances only past the kept ones.
     #[inline]
     pub fn collect_within(&self, p: Vec2, radius: f32, exclude: u32, out: &mut Vec<u32>) {
         let r2 = radius * radius;
-        for (entries, positions) in self.candidates(p) {
-            let first = out.len();
-            out.resize(first + entries.len(), 0);
-            let slots = &mut out[first..];
-            let mut kept = 0;
-            for (&j, &q) in entries.iter().zip(positions) {
-                slots[kept] = j;
+        let first = out.len();
+        let runs: ([(&[u32], &[Vec2]); 6], usize) = {
+            let mut runs = [(&[][..], &[][..]); 6];
+            let mut n = 0;
+            for run in self.candidates(p) {
+                runs[n] = run;
+                n += 1;
+            }
+            (runs, n)
+        };
+        let candidates: usize = runs.0[..runs.1].iter().map(|(e, _)| e.len()).sum();
+        out.resize(first + candidates, 0);
+        let slots = &mut out[first..];
+        let mut kept = 0;
+        for (entries, positions) in &runs.0[..runs.1] {
+            for (&j, &q) in entries.iter().zip(*positions) {
+                // SAFETY: `kept` counts kept candidates among those visited before this one,
+                // so it is below `candidates` = slots.len().
+                unsafe { *slots.get_unchecked_mut(kept) = j };
                 kept += ((p - q).length_squared() < r2 && j != exclude) as usize;
             }
-            out.truncate(first + kept);
         }
+        out.truncate(first + kept);
     }
 }
 

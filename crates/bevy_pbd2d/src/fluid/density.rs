@@ -132,9 +132,10 @@ impl Fluid<'_> {
         (rx, ry, lengths(rx, ry), Lanes::from(psi))
     }
 
-    /// (ρᵢ, λᵢ) of row `i` (the chunk's k-th), in one pass over the neighbours, [`LANES`] pairs
-    /// at a time; stores ∇Wᵢⱼ and Wᵢⱼ in the chunk's per-batch scratch for
-    /// [`Fluid::correction`] and XSPH.
+    /// (ρᵢ, λᵢ) of row `i` (the chunk's k-th) into `row`, in one pass over the neighbours,
+    /// [`LANES`] pairs at a time; stores ∇Wᵢⱼ and Wᵢⱼ in the chunk's per-batch scratch for
+    /// [`Fluid::correction`] and XSPH. The fields are written one by one (a whole-row value
+    /// assembled on the stack and copied out stalls store forwarding on x86).
     #[inline(always)]
     fn density_and_lambda(
         &self,
@@ -142,10 +143,13 @@ impl Fluid<'_> {
         chunk: &mut NeighborChunk,
         k: usize,
         i: usize,
-    ) -> DensityRow {
-        match self.density_and_lambda_with::<false>(x, chunk, k, i) {
-            Some(row) => row,
-            None => self.density_and_lambda_coincident(x, chunk, k, i),
+        row: &mut DensityRow,
+    ) {
+        if self
+            .density_and_lambda_with::<false>(x, chunk, k, i, row)
+            .is_none()
+        {
+            self.density_and_lambda_coincident(x, chunk, k, i, row);
         }
     }
 
@@ -158,9 +162,14 @@ impl Fluid<'_> {
         chunk: &mut NeighborChunk,
         k: usize,
         i: usize,
-    ) -> DensityRow {
-        self.density_and_lambda_with::<true>(x, chunk, k, i)
-            .unwrap_or_default()
+        row: &mut DensityRow,
+    ) {
+        if self
+            .density_and_lambda_with::<true>(x, chunk, k, i, row)
+            .is_none()
+        {
+            *row = DensityRow::default();
+        }
     }
 
     /// [`Fluid::density_and_lambda`]; `None` for a coincident neighbour without `PATCH`.
@@ -171,7 +180,8 @@ impl Fluid<'_> {
         chunk: &mut NeighborChunk,
         k: usize,
         i: usize,
-    ) -> Option<DensityRow> {
+        row: &mut DensityRow,
+    ) -> Option<()> {
         let xi = x[i];
         let (mut w, mut gx, mut gy, mut g2) = (Lanes::ZERO, Lanes::ZERO, Lanes::ZERO, Lanes::ZERO);
         // SAFETY: `solve` checked the lists (indices_within), and k is one of the chunk's rows.
@@ -216,24 +226,20 @@ impl Fluid<'_> {
         let fluid_grad = Vec2::new(sum_lanes(gx), sum_lanes(gy));
         let boundary_gradient = Vec2::new(sum_lanes(bgx), sum_lanes(bgy));
         let density = self.mass * fluid_w + sum_lanes(bw);
-        let c = (density / self.rest_density - 1.0).max(0.0);
+        row.density = density;
+        row.boundary_gradient = boundary_gradient;
+        let c = (density * self.inv_rest_density - 1.0).max(0.0);
         if c == 0.0 {
-            return Some(DensityRow {
-                density,
-                lambda: 0.0,
-                boundary_gradient,
-            });
+            row.lambda = 0.0;
+            return Some(());
         }
         // ∇ⱼCᵢ = −(m/ρ0)∇Wᵢⱼ, ∇ᵢCᵢ = (m Σ∇Wᵢⱼ + Σ Ψₖ∇Wᵢₖ)/ρ0.
         let scale = self.inv_rest_density;
         let grad_i = (self.mass * fluid_grad + boundary_gradient) * scale;
         let sum =
             (self.mass * scale) * (self.mass * scale) * sum_lanes(g2) + grad_i.length_squared();
-        Some(DensityRow {
-            density,
-            lambda: -c / (sum + self.epsilon),
-            boundary_gradient,
-        })
+        row.lambda = -c / (sum + self.epsilon);
+        Some(())
     }
 
     /// ρ and λ of the rows `block` (the chunk's rows) into `out`; returns their
@@ -252,7 +258,7 @@ impl Fluid<'_> {
         chunk.kernel.resize(batches, Lanes::ZERO);
         let mut error = 0.0f64;
         for (k, row) in out.iter_mut().enumerate() {
-            *row = self.density_and_lambda(x, chunk, k, block.start + k);
+            self.density_and_lambda(x, chunk, k, block.start + k, row);
             error += (row.density - self.rest_density).max(0.0) as f64;
         }
         error
