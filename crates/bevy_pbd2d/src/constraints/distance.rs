@@ -21,6 +21,7 @@
 
 use bevy::prelude::*;
 
+use crate::constraints::lane_positions::LANES;
 use crate::constraints::tether::project_tethers;
 use crate::error::{PbdError, non_negative};
 use crate::settings::SolverSettings;
@@ -97,14 +98,19 @@ pub const FRESH_COLOURS_BELOW: u32 = 48;
 /// created and each class in order of a: each constraint gets the smallest colour (0 ..= 63) not
 /// yet used by a constraint sharing one of its particles and, in a class of at least
 /// [`FRESH_COLOURS_FROM`] constraints, above every colour used before the class (while those
-/// are fewer than [`FRESH_COLOURS_BELOW`]). The order lists colour 0's constraints first, then
-/// colour 1's and so on, so the constraints created first are projected first (a grid's edges
+/// are fewer than [`FRESH_COLOURS_BELOW`]). In a class with |b − a| > 1, runs of consecutive a
+/// (a grid row's diagonals) prefer the class's first and second colour in turn when free, so
+/// that a colour holds every other row whole (the smallest free colour alone would put each
+/// row's first diagonal into the colour of the row above). The order lists colour 0's
+/// constraints first, then colour 1's and so on, so the constraints created first are projected first (a grid's edges
 /// of one direction take two colours of long runs of consecutive rows, which the projection
 /// moves together). Within a colour no two constraints share a particle (when no colour is
 /// left, a constraint gets colour 63, whose constraints may share particles: still correct,
 /// only projected one at a time), so their order does not change the positions (except the
 /// fixed direction coincident particles are pushed apart in, which depends on the position in
-/// the order): they are sorted by b − a, then a. The overflow colour keeps the colouring order.
+/// the order): they are sorted by b − a, then a, and each run's constraints beyond a whole
+/// number of projection groups move behind the colour's whole groups (`whole_groups_first`).
+/// The overflow colour keeps the colouring order.
 /// `particles` is the number of particle rows. Returns the order and the colour of each
 /// constraint in that order.
 pub fn colour_order(rows: &[DistanceRow], particles: usize) -> (Vec<usize>, Vec<u8>) {
@@ -127,11 +133,23 @@ pub fn colour_order(rows: &[DistanceRow], particles: usize) -> (Vec<usize>, Vec<
             0
         };
         let allowed = !((1u64 << first) - 1);
-        for &k in class {
+        // Runs of consecutive a (a grid row's diagonals) prefer alternate colours, so that a
+        // colour holds whole rows instead of the staircase smallest-free-colour leaves.
+        let alternate = offset(class[0]).abs() > 1;
+        let mut run = 0u32;
+        for (n, &k) in class.iter().enumerate() {
             let (a, b) = (rows[k].a as usize, rows[k].b as usize);
-            let c = (!(used[a] | used[b]) & allowed)
-                .trailing_zeros()
-                .min(OVERFLOW_COLOUR as u32) as u8;
+            if n > 0 && rows[class[n - 1]].a + 1 != rows[k].a {
+                run += 1;
+            }
+            let free = !(used[a] | used[b]) & allowed;
+            let preferred = first + run % 2;
+            let c = if alternate && preferred < 64 && free & (1 << preferred) != 0 {
+                preferred
+            } else {
+                free.trailing_zeros()
+            }
+            .min(OVERFLOW_COLOUR as u32) as u8;
             used[a] |= 1 << c;
             used[b] |= 1 << c;
             colour[k] = c;
@@ -143,8 +161,46 @@ pub fn colour_order(rows: &[DistanceRow], particles: usize) -> (Vec<usize>, Vec<
         OVERFLOW_COLOUR => (OVERFLOW_COLOUR, 0, 0),
         c => (c, offset(k), rows[k].a),
     });
+    for same in order.chunk_by_mut(|&j, &k| colour[j] == colour[k]) {
+        if colour[same[0]] != OVERFLOW_COLOUR {
+            whole_groups_first(same, rows);
+        }
+    }
     let colours = order.iter().map(|&k| colour[k]).collect();
     (order, colours)
+}
+
+/// Reorders one colour's constraints (sorted by b − a, then a) so that the projection's groups
+/// of [`LANES`] are contiguous wherever the rows allow: the colour is cut into maximal runs whose
+/// first particle rows step by 1 (a grid direction's edges) or, for b = a + 1, by 2 (every other
+/// edge of a grid row), with the same b − a; each run's first multiple of [`LANES`] constraints
+/// stays in place, in run order, and the rest of each run moves behind them. (A run cut by the
+/// groups would otherwise be gathered row by row in two groups.)
+fn whole_groups_first(colour: &mut [usize], rows: &[DistanceRow]) {
+    let (a, offset) = (
+        |k: usize| i64::from(rows[k].a),
+        |k: usize| i64::from(rows[k].b) - i64::from(rows[k].a),
+    );
+    let continues = |j: usize, k: usize, step: i64| offset(j) == offset(k) && a(k) - a(j) == step;
+    let (mut whole, mut rest) = (Vec::with_capacity(colour.len()), Vec::new());
+    let mut start = 0;
+    while start < colour.len() {
+        let first = colour[start];
+        let step = match colour.get(start + 1) {
+            Some(&next) if continues(first, next, 2) && offset(first) == 1 => 2,
+            _ => 1,
+        };
+        let mut end = start + 1;
+        while end < colour.len() && continues(colour[end - 1], colour[end], step) {
+            end += 1;
+        }
+        let cut = start + (end - start) / LANES * LANES;
+        whole.extend_from_slice(&colour[start..cut]);
+        rest.extend_from_slice(&colour[cut..end]);
+        start = end;
+    }
+    whole.append(&mut rest);
+    colour.copy_from_slice(&whole);
 }
 
 /// [`PbdSystems::SolveConstraints`](crate::PbdSystems::SolveConstraints): `iterations`
@@ -311,6 +367,36 @@ mod tests {
             offsets_of_colour.values().all(|o| o.len() == 1),
             "one direction per colour: {offsets_of_colour:?}"
         );
+    }
+
+    #[test]
+    fn a_grid_rows_diagonals_share_a_colour_with_rows_of_its_parity() {
+        // The smallest free colour alone leaves staircases here: a row's first diagonal joins
+        // the colour of the row above, shifting the rows below it by one.
+        let (width, height) = (40, 30);
+        let rows = cloth_rows(width, height);
+        let (order, colours) = colour_order(&rows, (width * height) as usize);
+        for offset in [width + 1, width - 1] {
+            let mut parity_of_colour = std::collections::BTreeMap::<u8, Vec<u32>>::new();
+            for (&k, &c) in order.iter().zip(&colours) {
+                if rows[k].b - rows[k].a == offset {
+                    let parity = (rows[k].a / width) % 2;
+                    let parities = parity_of_colour.entry(c).or_default();
+                    if !parities.contains(&parity) {
+                        parities.push(parity);
+                    }
+                }
+            }
+            assert_eq!(
+                parity_of_colour.len(),
+                2,
+                "offset {offset}: {parity_of_colour:?}"
+            );
+            assert!(
+                parity_of_colour.values().all(|p| p.len() == 1),
+                "offset {offset}: {parity_of_colour:?}"
+            );
+        }
     }
 
     #[test]

@@ -744,6 +744,46 @@ mod tests {
         assert_sweeps_are_serial(&x0, &w, &rows, &mut batches);
     }
 
+    #[test]
+    fn every_run_of_a_colour_fills_whole_contiguous_groups() {
+        let rows = cloth_rows(40, 30);
+        let (order, colours) = colour_order(&rows, 1200);
+        let rows: Vec<DistanceRow> = order.iter().map(|&k| rows[k]).collect();
+        let batches = DistanceBatches::new(&rows, &colours);
+        // Maximal runs of each colour, counted on the colour's rows sorted by (b − a, a):
+        // a steps by 1, or by 2 with b = a + 1.
+        let mut whole_groups = 0;
+        for colour in colours.chunk_by(|a, b| a == b).scan(0, |start, c| {
+            *start += c.len();
+            Some(*start - c.len()..*start)
+        }) {
+            let mut pairs: Vec<(u32, u32)> =
+                rows[colour].iter().map(|r| (r.b - r.a, r.a)).collect();
+            pairs.sort_unstable();
+            let mut run = 1;
+            for (n, pair) in pairs.iter().enumerate() {
+                let next = pairs.get(n + 1);
+                let step = if pair.0 == 1 { 2 } else { 1 };
+                if next.is_some_and(|&(offset, a)| offset == pair.0 && a == pair.1 + step) {
+                    run += 1;
+                } else {
+                    whole_groups += run / LANES;
+                    run = 1;
+                }
+            }
+        }
+        let contiguous = (batches.groups.iter())
+            .filter(|g| g.layout != Layout::Scattered)
+            .count();
+        assert_eq!(contiguous, whole_groups);
+        let scattered = batches.groups.len() - contiguous;
+        assert!(
+            scattered * 6 < batches.groups.len(),
+            "{scattered} of {} groups gathered",
+            batches.groups.len()
+        );
+    }
+
     fn lambda_bits(lambda: &[f32]) -> Vec<u32> {
         lambda.iter().map(|v| v.to_bits()).collect()
     }
