@@ -12,8 +12,8 @@
 //! [`SolverSettings::max_kinematic_speed`] · Δt: x* = x + d, v* = d/Δt.
 //!
 //! Velocity update (\[MHHR06\] Alg. 1, line 12), written as the predicted velocity plus the
-//! position correction, which equals (x(t+Δt) − x(t))/Δt but leaves an uncorrected particle's
-//! velocity bitwise equal to v*:
+//! position correction, which equals (x(t+Δt) − x(t))/Δt but leaves an uncorrected velocity
+//! component bitwise equal to v*'s:
 //!
 //! ```text
 //! v(t+Δt) = v* + (x(t+Δt) − x*)/Δt
@@ -67,11 +67,11 @@ pub fn update_velocities(
     let inv_dt = 1.0 / time.delta_secs();
     let state = &mut *state;
     // A memory-bound loop: faster on one thread than split into tasks.
+    // Branch-free, component by component: a cloth at rest has corrections that are 0 or not
+    // at random, which a branch mispredicts (five times slower at 40×30).
     for ((v, &x), &x_predicted) in state.v.iter_mut().zip(&state.x).zip(&state.x_predicted) {
         let correction = x - x_predicted;
-        if correction != Vec2::ZERO {
-            *v += correction * inv_dt;
-        }
+        *v = Vec2::select(correction.cmpne(Vec2::ZERO), *v + correction * inv_dt, *v);
     }
     stats.end_phase(Phase::Velocities, started);
 }
