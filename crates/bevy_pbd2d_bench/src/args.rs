@@ -3,9 +3,10 @@
 //! ```text
 //! bevy_pbd2d_bench cloth [--width 40] [--height 30] [--iterations 5] [--dt 0.01] [--fixed 2]
 //!                        [--steps 500] [--mass 0.5] [--threads N] [--compare-seed]
+//!                        [--repeat N]
 //! bevy_pbd2d_bench fluid [--width 30] [--height 30] [--dt 0.005] [--max-error 0.1]
 //!                        [--max-iterations 100] [--viscosity 0.05] [--steps 400]
-//!                        [--threads N] [--compare-seed]
+//!                        [--threads N] [--compare-seed] [--repeat N]
 //! ```
 //!
 //! The defaults are those of the reference demos (and of `seed-bench.js`). Values may be given
@@ -44,6 +45,8 @@ common options:
   --compare-seed      then run ../shared/tools/seed-bench.js with the same
                       parameters (path override: PBD2D_SEED_BENCH), print its
                       JSON line and a {\"speedup\": ...} line
+  --repeat N          run N times, 1..=100 (1): with --compare-seed our run and
+                      the seed's alternate; then a line of medians
   -h, --help          this message
 
 Exit status: 0 ok, 1 run failed, 2 bad arguments.";
@@ -178,6 +181,8 @@ pub struct Args {
     pub threads: usize,
     /// Whether to run `seed-bench.js` afterwards and print the speedup.
     pub compare_seed: bool,
+    /// How many times to run (each run followed by the seed's with `compare_seed`).
+    pub repeat: u32,
 }
 
 /// What the command line asks for.
@@ -224,6 +229,7 @@ where
     };
     let mut threads = None;
     let mut compare_seed = false;
+    let mut repeat = 1;
     let mut seen: Vec<String> = Vec::new();
 
     while let Some(arg) = args.next() {
@@ -261,6 +267,7 @@ where
         };
         match (&mut scene, flag.as_str()) {
             (_, "threads") => threads = Some(v.int(1, MAX_THREADS as u64)? as usize),
+            (_, "repeat") => repeat = v.int(1, 100)? as u32,
             (Scene::Cloth(c), "width") => c.width = v.int(1, 2000)? as u32,
             (Scene::Cloth(c), "height") => c.height = v.int(1, 2000)? as u32,
             (Scene::Cloth(c), "iterations") => c.iterations = v.int(1, 10_000)? as u32,
@@ -293,6 +300,7 @@ where
         scene,
         threads: threads.unwrap_or_else(default_threads),
         compare_seed,
+        repeat,
     }))
 }
 
@@ -380,6 +388,7 @@ mod tests {
             }
         );
         assert!(!a.compare_seed);
+        assert_eq!(a.repeat, 1);
         assert_eq!(a.threads, default_threads());
         let f = run(&["fluid"]);
         assert_eq!(
@@ -433,6 +442,7 @@ mod tests {
                 }),
                 threads: 3,
                 compare_seed: true,
+                repeat: 1,
             }
         );
         assert_eq!(a.scene.warmup_steps(), 9);
@@ -505,6 +515,8 @@ mod tests {
             &["cloth", "--max-error", "0.1"],
             &["cloth", "--threads", "0"],
             &["cloth", "--threads", "99999"],
+            &["cloth", "--repeat", "0"],
+            &["fluid", "--repeat", "101"],
             &["cloth", "40"],
             &["cloth", "--bogus", "1"],
             &["cloth", "--compare-seed=yes"],

@@ -4,7 +4,8 @@
 //! steps a real `App` (`MinimalPlugins` + `PbdPlugin`, one fixed step per `App::update`) and
 //! prints one JSON line with the same keys as `../shared/tools/seed-bench.js` plus thread
 //! count, peak RSS, a hash of the final state and per-phase times. With `--compare-seed` it
-//! then runs `seed-bench.js` with the same parameters and prints its line and a speedup line.
+//! then runs `seed-bench.js` with the same parameters and prints its line and a speedup line;
+//! `--repeat N` does all that N times, interleaved, and adds a line of medians.
 //!
 //! ```text
 //! cargo run --release -p bevy_pbd2d_bench -- cloth --steps 500 --threads 2
@@ -20,6 +21,7 @@ mod measure;
 mod report;
 mod scene;
 mod seed;
+mod summary;
 
 use std::process::ExitCode;
 
@@ -38,18 +40,40 @@ fn main() -> ExitCode {
         }
     };
 
-    let mut app = match scene::build_app(&args) {
+    let (mut ours, mut seeds) = (Vec::new(), Vec::new());
+    for _ in 0..args.repeat {
+        match run_once(&args) {
+            Ok((our_ms, seed_ms)) => {
+                ours.push(our_ms);
+                seeds.extend(seed_ms);
+            }
+            Err(code) => return code,
+        }
+    }
+    if args.repeat > 1 {
+        println!(
+            "{}",
+            summary::summary_line(args.scene.name(), args.threads, &ours, &seeds)
+        );
+    }
+    ExitCode::SUCCESS
+}
+
+/// One run: builds the scene, measures it and prints its line, then (with `--compare-seed`)
+/// runs the seed and prints its line and the comparison. Returns both `ms_per_step`.
+fn run_once(args: &args::Args) -> Result<(f64, Option<f64>), ExitCode> {
+    let mut app = match scene::build_app(args) {
         Ok(app) => app,
         Err(e) => {
             eprintln!("error: {e}\n\n{USAGE}");
-            return ExitCode::from(2);
+            return Err(ExitCode::from(2));
         }
     };
     let measurement = match measure::run(&mut app, args.scene.warmup_steps(), args.scene.steps()) {
         Ok(m) => m,
         Err(e) => {
             eprintln!("error: {e}");
-            return ExitCode::FAILURE;
+            return Err(ExitCode::FAILURE);
         }
     };
     let world = app.world();
@@ -58,29 +82,30 @@ fn main() -> ExitCode {
         Scene::Fluid(f) => report::fluid_line(world, f, args.threads, &measurement),
     };
     println!("{line}");
-
-    if args.compare_seed {
-        if let Scene::Cloth(c) = &args.scene
-            && c.mass != 0.5
-        {
-            eprintln!(
-                "note: seed-bench.js always uses a particle mass of 0.5 kg (ours: {})",
-                c.mass
+    if !args.compare_seed {
+        return Ok((measurement.ms_per_step, None));
+    }
+    if let Scene::Cloth(c) = &args.scene
+        && c.mass != 0.5
+    {
+        eprintln!(
+            "note: seed-bench.js always uses a particle mass of 0.5 kg (ours: {})",
+            c.mass
+        );
+    }
+    match seed::run_seed(&args.scene) {
+        Ok(seed_line) => {
+            println!("{seed_line}");
+            println!(
+                "{}",
+                seed::comparison_line(&args.scene, args.threads, &line, &seed_line)
             );
+            let seed_ms = seed::json_number(&seed_line, "ms_per_step").unwrap_or(f64::NAN);
+            Ok((measurement.ms_per_step, Some(seed_ms)))
         }
-        match seed::run_seed(&args.scene) {
-            Ok(seed_line) => {
-                println!("{seed_line}");
-                println!(
-                    "{}",
-                    seed::comparison_line(&args.scene, args.threads, &line, &seed_line)
-                );
-            }
-            Err(e) => {
-                eprintln!("error: --compare-seed: {e}");
-                return ExitCode::FAILURE;
-            }
+        Err(e) => {
+            eprintln!("error: --compare-seed: {e}");
+            Err(ExitCode::FAILURE)
         }
     }
-    ExitCode::SUCCESS
 }

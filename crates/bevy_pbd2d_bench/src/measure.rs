@@ -174,6 +174,7 @@ mod tests {
             scene,
             threads: 1,
             compare_seed: false,
+            repeat: 1,
         };
         let mut app = build_app(&args).expect("valid scene");
         let m = run(&mut app, scene.warmup_steps(), scene.steps()).expect("one step per update");
@@ -230,6 +231,7 @@ mod tests {
             scene: Scene::Cloth(ClothArgs::default()),
             threads: 1,
             compare_seed: false,
+            repeat: 1,
         };
         let mut app = build_app(&args).expect("valid scene");
         assert!(run(&mut app, 0, 5).is_err());
