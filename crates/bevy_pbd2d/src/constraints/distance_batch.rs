@@ -134,6 +134,8 @@ pub struct DistanceBatches {
     b: Vec<u32>,
     /// Rest length d (m).
     rest_length: Vec<f32>,
+    /// 1/d² (m⁻²), 0 where d = 0 (the stretch statistic).
+    inv_rest_length_sq: Vec<f32>,
     /// Compliance α (m/N).
     compliance: Vec<f32>,
     /// α̃ = α/Δt² (kg⁻¹) of the current coefficients.
@@ -188,6 +190,12 @@ impl DistanceBatches {
             b,
             // `+ 0.0` turns −0 into +0, so the rigid path's skipped α̃λ term is exactly zero.
             rest_length: rows.iter().map(|r| r.rest_length + 0.0).collect(),
+            inv_rest_length_sq: (rows.iter())
+                .map(|r| match r.rest_length * r.rest_length {
+                    d2 if d2 > 0.0 => 1.0 / d2,
+                    _ => 0.0,
+                })
+                .collect(),
             compliance: rows.iter().map(|r| r.compliance + 0.0).collect(),
             ..default()
         }
@@ -352,7 +360,10 @@ impl DistanceBatches {
         }
     }
 
-    /// Largest |‖x₁ − x₂‖ − d| / d over constraints with d > 0 (dimensionless).
+    /// Largest |‖x₁ − x₂‖ − d| / d over constraints with d > 0 (dimensionless), to within
+    /// 10⁻⁶: computed as the larger of √r − 1 and 1 − √r for the largest and the smallest
+    /// r = ‖x₁ − x₂‖²/d² (no square root or division per constraint). Constraints whose r is NaN
+    /// are left out.
     pub fn max_relative_stretch(&self, x: &[Vec2]) -> f32 {
         self.check_rows(x);
         #[cfg(target_arch = "x86_64")]
@@ -379,16 +390,22 @@ impl DistanceBatches {
     /// As [`project_sweep_unchecked`](Self::project_sweep_unchecked).
     #[inline(always)]
     unsafe fn max_relative_stretch_unchecked<V: PositionLanes>(&self, x: &[Vec2]) -> f32 {
-        let mut max = V::splat(0.0);
+        let (mut grown, mut shrunk) = (V::splat(0.0), V::splat(0.0));
         self.for_each_group(
             &self.groups,
             #[inline(always)]
             |start, count, rows| {
-                // Keeps `max` where the stretch is NaN, like `f32::max`.
-                max = max.larger(relative_stretch(self, start, count, rows, x));
+                let (grow, shrink) = squared_length_ratio(self, start, count, rows, x);
+                // `larger` keeps the old lanes where the candidate is NaN.
+                grown = grown.larger(grow);
+                shrunk = shrunk.larger(shrink);
             },
         );
-        max.to_f32x8().to_array().into_iter().fold(0.0, f32::max)
+        let largest = |lanes: V| lanes.to_f32x8().to_array().into_iter().fold(0.0, f32::max);
+        let (r_max, one_minus_r_min) = (largest(grown), largest(shrunk));
+        (r_max.sqrt() - 1.0)
+            .max(1.0 - (1.0 - one_minus_r_min).sqrt())
+            .max(0.0)
     }
 }
 
@@ -483,26 +500,26 @@ fn project_group<V: PositionLanes, const RIGID: bool>(
     }
 }
 
-/// |‖x₁ − x₂‖ − d| / d of constraints `start .. start + count` (particle rows `rows`) on
-/// lanes `V`, 0 where d = 0 and in the unused lanes.
+/// r = ‖x₁ − x₂‖²/d² of constraints `start .. start + count` (particle rows `rows`) on lanes
+/// `V`, as (r, 1 − r), both 0 where d = 0 and in the unused lanes.
 #[inline(always)]
-fn relative_stretch<V: PositionLanes>(
+fn squared_length_ratio<V: PositionLanes>(
     batches: &DistanceBatches,
     start: usize,
     count: usize,
     rows: &GroupRows,
     x: &[Vec2],
-) -> V {
+) -> (V, V) {
     // SAFETY: `check_rows` ran: every `a` and `b` is less than `x.len()`.
     let (dx, dy) = unsafe { V::gather_deltas(x, rows) };
-    let length = (dx * dx + dy * dy).sqrt();
-    // SAFETY: `start + count` ≤ the number of constraints, which is `rest_length.len()`.
-    let rest_length: V = unsafe { load_lanes(&batches.rest_length, start, count) };
+    // SAFETY: `start + count` ≤ the number of constraints, the length of the array.
+    let inv_d2: V = unsafe { load_lanes(&batches.inv_rest_length_sq, start, count) };
+    let ratio = (dx * dx + dy * dy) * inv_d2;
     let zero = V::splat(0.0);
-    // |s| as max(s, −s): both are exact, and the sign of a zero does not matter here.
-    let stretch = (length - rest_length) / rest_length;
-    let magnitude = stretch.larger(zero - stretch);
-    magnitude.where_gt(rest_length, zero)
+    (
+        ratio.where_gt(inv_d2, zero),
+        (V::splat(1.0) - ratio).where_gt(inv_d2, zero),
+    )
 }
 
 #[cfg(test)]
@@ -670,7 +687,8 @@ mod tests {
             })
             .fold(0.0, f32::max);
         assert!(stretch > 0.0);
-        assert_eq!(batches.max_relative_stretch(&x), stretch);
+        let batched = batches.max_relative_stretch(&x);
+        assert!((batched - stretch).abs() < 1e-6, "{batched} vs {stretch}");
         let pinned = (0..x0.len()).filter(|&i| w[i] == 0.0);
         assert!(
             pinned.into_iter().all(|i| x[i] == x0[i]),
@@ -782,6 +800,46 @@ mod tests {
             "{scattered} of {} groups gathered",
             batches.groups.len()
         );
+    }
+
+    #[test]
+    fn stretch_counts_compression_and_skips_zero_rest_lengths_and_nan() {
+        let row = |a, b, rest_length| DistanceRow {
+            a,
+            b,
+            rest_length,
+            compliance: 0.0,
+        };
+        // Lengths 1.1 (d = 1), 0.7 (d = 1), 0.5 (d = 0), NaN (d = 1).
+        let x = [
+            Vec2::ZERO,
+            Vec2::new(1.1, 0.0),
+            Vec2::new(0.0, 1.0),
+            Vec2::new(0.0, 1.7),
+            Vec2::new(5.0, 5.0),
+            Vec2::new(5.0, 5.5),
+            Vec2::new(f32::NAN, 0.0),
+            Vec2::ZERO,
+        ];
+        let rows = [
+            row(0, 1, 1.0),
+            row(2, 3, 1.0),
+            row(4, 5, 0.0),
+            row(6, 7, 1.0),
+        ];
+        for mut batches in [
+            DistanceBatches::new(&rows, &[0; 4]),
+            DistanceBatches::serial(&rows),
+        ] {
+            batches.set_coefficients(&[1.0; 8], 1e4);
+            let stretch = batches.max_relative_stretch(&x);
+            assert!((stretch - 0.3).abs() < 1e-6, "{stretch}");
+        }
+        let stretched = [row(0, 1, 1.0), row(4, 5, 0.0)];
+        let mut batches = DistanceBatches::new(&stretched, &[0; 2]);
+        batches.set_coefficients(&[1.0; 8], 1e4);
+        let stretch = batches.max_relative_stretch(&x);
+        assert!((stretch - 0.1).abs() < 1e-6, "{stretch}");
     }
 
     fn lambda_bits(lambda: &[f32]) -> Vec<u32> {
