@@ -147,23 +147,20 @@ impl SpatialHashGrid {
     /// written, and the cursor advances only past the kept ones.
     #[inline]
     pub fn collect_within(&self, p: Vec2, radius: f32, exclude: u32, out: &mut Vec<u32>) {
+        if self.entries.is_empty() {
+            return;
+        }
         let r2 = radius * radius;
+        let (runs, n) = self.runs(p);
+        let runs = &runs[..n];
+        let candidates: usize = runs.iter().map(|&(s, e)| (e - s) as usize).sum();
         let first = out.len();
-        let runs: ([(&[u32], &[Vec2]); 6], usize) = {
-            let mut runs = [(&[][..], &[][..]); 6];
-            let mut n = 0;
-            for run in self.candidates(p) {
-                runs[n] = run;
-                n += 1;
-            }
-            (runs, n)
-        };
-        let candidates: usize = runs.0[..runs.1].iter().map(|(e, _)| e.len()).sum();
         out.resize(first + candidates, 0);
         let slots = &mut out[first..];
         let mut kept = 0;
-        for (entries, positions) in &runs.0[..runs.1] {
-            for (&j, &q) in entries.iter().zip(*positions) {
+        for &(start, end) in runs {
+            let range = start as usize..end as usize;
+            for (&j, &q) in self.entries[range.clone()].iter().zip(&self.sorted[range]) {
                 // SAFETY: `kept` counts kept candidates among those visited before this one,
                 // so it is below `candidates` = slots.len().
                 unsafe { *slots.get_unchecked_mut(kept) = j };
