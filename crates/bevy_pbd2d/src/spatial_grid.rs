@@ -114,18 +114,20 @@ impl SpatialHashGrid {
         (runs, n)
     }
 
-    /// The candidates near `p`: for each run, its point indices and their positions.
+    /// The candidates near `p`: for each of the first `n` runs, its point indices and their
+    /// positions.
     #[inline(always)]
-    fn candidates(&self, p: Vec2) -> impl Iterator<Item = (&[u32], &[Vec2])> {
-        let (runs, n) = if self.entries.is_empty() {
-            ([(0, 0); 6], 0)
-        } else {
-            self.runs(p)
-        };
-        (0..n).map(move |r| {
-            let range = runs[r].0 as usize..runs[r].1 as usize;
-            (&self.entries[range.clone()], &self.sorted[range])
-        })
+    fn candidates(&self, p: Vec2) -> ([Run<'_>; 6], usize) {
+        let mut slices: [Run<'_>; 6] = [(&[], &[]); 6];
+        if self.entries.is_empty() {
+            return (slices, 0);
+        }
+        let (runs, n) = self.runs(p);
+        for (slice, &(start, end)) in slices.iter_mut().zip(&runs[..n]) {
+            let range = start as usize..end as usize;
+            *slice = (&self.entries[range.clone()], &self.sorted[range]);
+        }
+        (slices, n)
     }
 
     /// Calls `f(j, xⱼ)` for every point j with ‖p − xⱼ‖ < `radius`, where `radius` ≤ the cell
@@ -133,8 +135,9 @@ impl SpatialHashGrid {
     #[inline]
     pub fn for_each_within(&self, p: Vec2, radius: f32, mut f: impl FnMut(u32, Vec2)) {
         let r2 = radius * radius;
-        for (entries, positions) in self.candidates(p) {
-            for (&j, &q) in entries.iter().zip(positions) {
+        let (runs, n) = self.candidates(p);
+        for (entries, positions) in &runs[..n] {
+            for (&j, &q) in entries.iter().zip(*positions) {
                 if (p - q).length_squared() < r2 {
                     f(j, q);
                 }
@@ -147,20 +150,16 @@ impl SpatialHashGrid {
     /// written, and the cursor advances only past the kept ones.
     #[inline]
     pub fn collect_within(&self, p: Vec2, radius: f32, exclude: u32, out: &mut Vec<u32>) {
-        if self.entries.is_empty() {
-            return;
-        }
         let r2 = radius * radius;
-        let (runs, n) = self.runs(p);
+        let (runs, n) = self.candidates(p);
         let runs = &runs[..n];
-        let candidates: usize = runs.iter().map(|&(s, e)| (e - s) as usize).sum();
+        let candidates: usize = runs.iter().map(|(entries, _)| entries.len()).sum();
         let first = out.len();
         out.resize(first + candidates, 0);
         let slots = &mut out[first..];
         let mut kept = 0;
-        for &(start, end) in runs {
-            let range = start as usize..end as usize;
-            for (&j, &q) in self.entries[range.clone()].iter().zip(&self.sorted[range]) {
+        for (entries, positions) in runs {
+            for (&j, &q) in entries.iter().zip(*positions) {
                 // SAFETY: `kept` counts kept candidates among those visited before this one,
                 // so it is below `candidates` = slots.len().
                 unsafe { *slots.get_unchecked_mut(kept) = j };
@@ -170,6 +169,9 @@ impl SpatialHashGrid {
         out.truncate(first + kept);
     }
 }
+
+/// One run of candidates: point indices and their positions.
+type Run<'a> = (&'a [u32], &'a [Vec2]);
 
 /// Points and brute-force neighbour lists for the tests of the grid and of the lists.
 #[cfg(test)]
@@ -204,6 +206,11 @@ pub(crate) mod test_points {
                     }
                 });
                 v.sort_unstable();
+                let mut collected = vec![u32::MAX];
+                grid.collect_within(points[i], h, i as u32, &mut collected);
+                collected[1..].sort_unstable();
+                assert_eq!(collected[0], u32::MAX, "appends");
+                assert_eq!(collected[1..], v[..], "collect_within = for_each_within");
                 v
             })
             .collect()

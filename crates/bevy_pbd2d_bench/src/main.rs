@@ -100,8 +100,13 @@ fn run_once(args: &args::Args) -> Result<(f64, Option<f64>), ExitCode> {
                 "{}",
                 seed::comparison_line(&args.scene, args.threads, &line, &seed_line)
             );
-            let seed_ms = seed::json_number(&seed_line, "ms_per_step").unwrap_or(f64::NAN);
-            Ok((measurement.ms_per_step, Some(seed_ms)))
+            match seed::json_number(&seed_line, "ms_per_step") {
+                Some(seed_ms) => Ok((measurement.ms_per_step, Some(seed_ms))),
+                None => {
+                    eprintln!("error: --compare-seed: the seed's line has no ms_per_step");
+                    Err(ExitCode::FAILURE)
+                }
+            }
         }
         Err(e) => {
             eprintln!("error: --compare-seed: {e}");

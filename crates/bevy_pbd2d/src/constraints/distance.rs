@@ -99,19 +99,20 @@ pub const FRESH_COLOURS_BELOW: u32 = 48;
 /// yet used by a constraint sharing one of its particles and, in a class of at least
 /// [`FRESH_COLOURS_FROM`] constraints, above every colour used before the class (while those
 /// are fewer than [`FRESH_COLOURS_BELOW`]). In a class with |b − a| > 1, runs of consecutive a
-/// (a grid row's diagonals) prefer the class's first and second colour in turn when free, so
-/// that a colour holds every other row whole (the smallest free colour alone would put each
-/// row's first diagonal into the colour of the row above). The order lists colour 0's
-/// constraints first, then colour 1's and so on, so the constraints created first are projected first (a grid's edges
-/// of one direction take two colours of long runs of consecutive rows, which the projection
-/// moves together). Within a colour no two constraints share a particle (when no colour is
-/// left, a constraint gets colour 63, whose constraints may share particles: still correct,
-/// only projected one at a time), so their order does not change the positions (except the
-/// fixed direction coincident particles are pushed apart in, which depends on the position in
-/// the order): they are sorted by b − a, then a, and each run's constraints beyond a whole
-/// number of projection groups move behind the colour's whole groups (`whole_groups_first`).
-/// The overflow colour keeps the colouring order.
-/// `particles` is the number of particle rows. Returns the order and the colour of each
+/// prefer the class's first and second colour in turn when that colour is free: a row of a
+/// grid's diagonals then takes one colour whole and the next row the other (the smallest free
+/// colour alone would put each row's first diagonal into the colour of the row above); a grid's
+/// vertical edges form one run and fall back to the smallest free colour, which alternates by
+/// row. The order lists colour 0's constraints first, then colour 1's and so on, so the
+/// constraints created first are projected first (a grid's edges of one direction take two
+/// colours of long runs of consecutive rows, which the projection moves together). Within a
+/// colour no two constraints share a particle (when no colour is left, a constraint gets colour
+/// 63, whose constraints may share particles: still correct, only projected one at a time), so
+/// their order does not change the positions (except the fixed direction coincident particles
+/// are pushed apart in, which depends on the position in the order): they are sorted by b − a,
+/// then a, and each run's constraints beyond a whole number of projection groups move behind
+/// the colour's whole groups (`whole_groups_first`). The overflow colour keeps the colouring
+/// order. `particles` is the number of particle rows. Returns the order and the colour of each
 /// constraint in that order.
 pub fn colour_order(rows: &[DistanceRow], particles: usize) -> (Vec<usize>, Vec<u8>) {
     let offset = |k: usize| i64::from(rows[k].b) - i64::from(rows[k].a);
@@ -174,8 +175,8 @@ pub fn colour_order(rows: &[DistanceRow], particles: usize) -> (Vec<usize>, Vec<
 /// of [`LANES`] are contiguous wherever the rows allow: the colour is cut into maximal runs whose
 /// first particle rows step by 1 (a grid direction's edges) or, for b = a + 1, by 2 (every other
 /// edge of a grid row), with the same b − a; each run's first multiple of [`LANES`] constraints
-/// stays in place, in run order, and the rest of each run moves behind them. (A run cut by the
-/// groups would otherwise be gathered row by row in two groups.)
+/// keeps its relative order, ahead of every run's remainder, and the remainders follow in run
+/// order. (A run cut by the groups would otherwise be gathered row by row in two groups.)
 fn whole_groups_first(colour: &mut [usize], rows: &[DistanceRow]) {
     let (a, offset) = (
         |k: usize| i64::from(rows[k].a),
@@ -367,6 +368,21 @@ mod tests {
             offsets_of_colour.values().all(|o| o.len() == 1),
             "one direction per colour: {offsets_of_colour:?}"
         );
+    }
+
+    #[test]
+    fn no_colour_below_the_overflow_shares_a_particle() {
+        let rows = cloth_rows(40, 30);
+        let (order, colours) = colour_order(&rows, 1200);
+        let mut users = std::collections::HashMap::<(u8, u32), usize>::new();
+        for (&k, &c) in order.iter().zip(&colours) {
+            assert_ne!(c, OVERFLOW_COLOUR, "a grid needs few colours");
+            for particle in [rows[k].a, rows[k].b] {
+                if let Some(other) = users.insert((c, particle), k) {
+                    panic!("colour {c}: constraints {other} and {k} share particle {particle}");
+                }
+            }
+        }
     }
 
     #[test]

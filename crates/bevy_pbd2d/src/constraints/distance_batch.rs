@@ -7,8 +7,8 @@
 //! constraints of a colour form a smaller group; those of the overflow colour
 //! ([`OVERFLOW_COLOUR`]), which may share particles, are projected one at a time. A group whose
 //! particle rows are consecutive (a(l) = a + l, b(l) = b + l) or paired (a(l) = a + 2l,
-//! b(l) = a(l) + 1), as the edges of a grid are once each colour is sorted by row, has its
-//! positions moved several rows per load and store
+//! b(l) = a(l) + 1), as the edges of a grid are once each colour is sorted by row and each run
+//! fills whole groups first, has its positions moved several rows per load and store
 //! ([`lane_positions`](super::lane_positions)). The projection is written once on 8-lane
 //! vectors (`Lanes8`): two SSE vectors in the baseline build, one AVX vector where the CPU has
 //! AVX2.
@@ -134,8 +134,8 @@ pub struct DistanceBatches {
     b: Vec<u32>,
     /// Rest length d (m).
     rest_length: Vec<f32>,
-    /// 1/d² (m⁻²), 0 where d = 0 (the stretch statistic).
-    inv_rest_length_sq: Vec<f32>,
+    /// 1/d (m⁻¹), 0 where d = 0 or 1/d is not finite (the stretch statistic).
+    inv_rest_length: Vec<f32>,
     /// Compliance α (m/N).
     compliance: Vec<f32>,
     /// α̃ = α/Δt² (kg⁻¹) of the current coefficients.
@@ -190,9 +190,9 @@ impl DistanceBatches {
             b,
             // `+ 0.0` turns −0 into +0, so the rigid path's skipped α̃λ term is exactly zero.
             rest_length: rows.iter().map(|r| r.rest_length + 0.0).collect(),
-            inv_rest_length_sq: (rows.iter())
-                .map(|r| match r.rest_length * r.rest_length {
-                    d2 if d2 > 0.0 => 1.0 / d2,
+            inv_rest_length: (rows.iter())
+                .map(|r| match 1.0 / r.rest_length {
+                    inv if inv.is_finite() && inv > 0.0 => inv,
                     _ => 0.0,
                 })
                 .collect(),
@@ -360,10 +360,11 @@ impl DistanceBatches {
         }
     }
 
-    /// Largest |‖x₁ − x₂‖ − d| / d over constraints with d > 0 (dimensionless), to within
-    /// 10⁻⁶: computed as the larger of √r − 1 and 1 − √r for the largest and the smallest
-    /// r = ‖x₁ − x₂‖²/d² (no square root or division per constraint). Constraints whose r is NaN
-    /// are left out.
+    /// Largest |‖x₁ − x₂‖ − d| / d over constraints with d > 0 (dimensionless), computed as the
+    /// larger of √r − 1 and 1 − √r for the largest and the smallest
+    /// r = (Δx/d)² + (Δy/d)² (no square root or division per constraint; within 10⁻⁶ (1 + s)
+    /// of the direct formula's s, ∞ for a stretch beyond 10¹⁹). Constraints whose r is NaN, and those whose
+    /// 1/d is not finite (d below 10⁻³⁸), are left out.
     pub fn max_relative_stretch(&self, x: &[Vec2]) -> f32 {
         self.check_rows(x);
         #[cfg(target_arch = "x86_64")]
@@ -390,22 +391,21 @@ impl DistanceBatches {
     /// As [`project_sweep_unchecked`](Self::project_sweep_unchecked).
     #[inline(always)]
     unsafe fn max_relative_stretch_unchecked<V: PositionLanes>(&self, x: &[Vec2]) -> f32 {
-        let (mut grown, mut shrunk) = (V::splat(0.0), V::splat(0.0));
+        let (mut largest, mut smallest) = (V::splat(1.0), V::splat(1.0));
         self.for_each_group(
             &self.groups,
             #[inline(always)]
             |start, count, rows| {
-                let (grow, shrink) = squared_length_ratio(self, start, count, rows, x);
-                // `larger` keeps the old lanes where the candidate is NaN.
-                grown = grown.larger(grow);
-                shrunk = shrunk.larger(shrink);
+                let ratio = squared_length_ratio(self, start, count, rows, x);
+                // Both keep the old lanes where the candidate is NaN.
+                largest = largest.larger(ratio);
+                smallest = smallest.smaller(ratio);
             },
         );
-        let largest = |lanes: V| lanes.to_f32x8().to_array().into_iter().fold(0.0, f32::max);
-        let (r_max, one_minus_r_min) = (largest(grown), largest(shrunk));
-        (r_max.sqrt() - 1.0)
-            .max(1.0 - (1.0 - one_minus_r_min).sqrt())
-            .max(0.0)
+        let lanes = |v: V| v.to_f32x8().to_array();
+        let r_max = lanes(largest).into_iter().fold(1.0, f32::max);
+        let r_min = lanes(smallest).into_iter().fold(1.0, f32::min);
+        (r_max.sqrt() - 1.0).max(1.0 - r_min.sqrt())
     }
 }
 
@@ -500,8 +500,8 @@ fn project_group<V: PositionLanes, const RIGID: bool>(
     }
 }
 
-/// r = ‖x₁ − x₂‖²/d² of constraints `start .. start + count` (particle rows `rows`) on lanes
-/// `V`, as (r, 1 − r), both 0 where d = 0 and in the unused lanes.
+/// r = (Δx/d)² + (Δy/d)² of constraints `start .. start + count` (particle rows `rows`) on lanes
+/// `V`; 1 (no stretch) where 1/d is stored as 0 and in the unused lanes.
 #[inline(always)]
 fn squared_length_ratio<V: PositionLanes>(
     batches: &DistanceBatches,
@@ -509,17 +509,15 @@ fn squared_length_ratio<V: PositionLanes>(
     count: usize,
     rows: &GroupRows,
     x: &[Vec2],
-) -> (V, V) {
+) -> V {
     // SAFETY: `check_rows` ran: every `a` and `b` is less than `x.len()`.
     let (dx, dy) = unsafe { V::gather_deltas(x, rows) };
     // SAFETY: `start + count` ≤ the number of constraints, the length of the array.
-    let inv_d2: V = unsafe { load_lanes(&batches.inv_rest_length_sq, start, count) };
-    let ratio = (dx * dx + dy * dy) * inv_d2;
-    let zero = V::splat(0.0);
-    (
-        ratio.where_gt(inv_d2, zero),
-        (V::splat(1.0) - ratio).where_gt(inv_d2, zero),
-    )
+    let inv_d: V = unsafe { load_lanes(&batches.inv_rest_length, start, count) };
+    let (u, v) = (dx * inv_d, dy * inv_d);
+    let (zero, one) = (V::splat(0.0), V::splat(1.0));
+    // r + 0 or 0 + 1: both exact.
+    (u * u + v * v).where_gt(inv_d, zero) + (one - one.where_gt(inv_d, zero))
 }
 
 #[cfg(test)]
@@ -688,7 +686,10 @@ mod tests {
             .fold(0.0, f32::max);
         assert!(stretch > 0.0);
         let batched = batches.max_relative_stretch(&x);
-        assert!((batched - stretch).abs() < 1e-6, "{batched} vs {stretch}");
+        assert!(
+            (batched - stretch).abs() < 1e-6 * (1.0 + stretch),
+            "{batched} vs {stretch}"
+        );
         let pinned = (0..x0.len()).filter(|&i| w[i] == 0.0);
         assert!(
             pinned.into_iter().all(|i| x[i] == x0[i]),
@@ -835,6 +836,17 @@ mod tests {
             let stretch = batches.max_relative_stretch(&x);
             assert!((stretch - 0.3).abs() < 1e-6, "{stretch}");
         }
+        // A tiny rest length, satisfied: no stretch (1/d² would overflow).
+        let tiny = [Vec2::ZERO, Vec2::new(1e-20, 0.0)];
+        let mut batches = DistanceBatches::new(&[row(0, 1, 1e-20)], &[0]);
+        batches.set_coefficients(&[1.0; 2], 1e4);
+        assert!(batches.max_relative_stretch(&tiny).abs() < 1e-6);
+        // Strong compression (length d/1000): 1 − r would lose r's low bits.
+        let squeezed = [Vec2::ZERO, Vec2::new(1e-3, 0.0)];
+        let mut batches = DistanceBatches::new(&[row(0, 1, 1.0)], &[0]);
+        batches.set_coefficients(&[1.0; 2], 1e4);
+        let stretch = batches.max_relative_stretch(&squeezed);
+        assert!((stretch - 0.999).abs() < 1e-6, "{stretch}");
         let stretched = [row(0, 1, 1.0), row(4, 5, 0.0)];
         let mut batches = DistanceBatches::new(&stretched, &[0; 2]);
         batches.set_coefficients(&[1.0; 8], 1e4);

@@ -132,10 +132,10 @@ impl Fluid<'_> {
         (rx, ry, lengths(rx, ry), Lanes::from(psi))
     }
 
-    /// (ρᵢ, λᵢ) of row `i` (the chunk's k-th) into `row`, in one pass over the neighbours,
-    /// [`LANES`] pairs at a time; stores ∇Wᵢⱼ and Wᵢⱼ in the chunk's per-batch scratch for
-    /// [`Fluid::correction`] and XSPH. The fields are written one by one (a whole-row value
-    /// assembled on the stack and copied out stalls store forwarding on x86).
+    /// ρᵢ, λᵢ and Σₖ Ψₖ∇Wᵢₖ of row `i` (the chunk's k-th) into `row`, in one pass over the
+    /// neighbours, [`LANES`] pairs at a time; stores ∇Wᵢⱼ and Wᵢⱼ in the chunk's per-batch
+    /// scratch for [`Fluid::correction`] and XSPH. The fields are written one by one (a
+    /// whole-row value assembled on the stack and copied out stalls store forwarding on x86).
     #[inline(always)]
     fn density_and_lambda(
         &self,

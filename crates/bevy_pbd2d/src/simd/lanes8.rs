@@ -25,6 +25,8 @@ pub(crate) trait Lanes8:
     fn gt_bits(self, rhs: Self) -> u32;
     /// `candidate` where it is > `self`, `self` elsewhere (a NaN candidate is ignored).
     fn larger(self, candidate: Self) -> Self;
+    /// `candidate` where it is < `self`, `self` elsewhere (a NaN candidate is ignored).
+    fn smaller(self, candidate: Self) -> Self;
 }
 
 impl Lanes8 for f32x8 {
@@ -55,6 +57,10 @@ impl Lanes8 for f32x8 {
     #[inline(always)]
     fn larger(self, candidate: Self) -> Self {
         candidate.simd_gt(self).select(candidate, self)
+    }
+    #[inline(always)]
+    fn smaller(self, candidate: Self) -> Self {
+        candidate.simd_lt(self).select(candidate, self)
     }
 }
 
@@ -142,6 +148,11 @@ pub(crate) mod avx {
         #[inline(always)]
         fn larger(self, candidate: Self) -> Self {
             let mask = unsafe { _mm256_cmp_ps::<_CMP_GT_OQ>(candidate.0, self.0) };
+            Self(unsafe { _mm256_blendv_ps(self.0, candidate.0, mask) })
+        }
+        #[inline(always)]
+        fn smaller(self, candidate: Self) -> Self {
+            let mask = unsafe { _mm256_cmp_ps::<_CMP_LT_OQ>(candidate.0, self.0) };
             Self(unsafe { _mm256_blendv_ps(self.0, candidate.0, mask) })
         }
     }
