@@ -32,9 +32,6 @@ pub struct NeighborChunk {
     pub gradient_x: Vec<Lanes>,
     /// y components of ∇Wᵢⱼ (1/m³), as `gradient_x`.
     pub gradient_y: Vec<Lanes>,
-    /// Wᵢⱼ (1/m²) of the last density pass, which ran on the step's final positions (XSPH
-    /// reuses it; 0 in padding lanes).
-    pub kernel: Vec<Lanes>,
 }
 
 impl NeighborChunk {

@@ -133,8 +133,8 @@ impl Fluid<'_> {
     }
 
     /// ρᵢ, λᵢ and Σₖ Ψₖ∇Wᵢₖ of row `i` (the chunk's k-th) into `row`, in one pass over the
-    /// neighbours, [`LANES`] pairs at a time; stores ∇Wᵢⱼ and Wᵢⱼ in the chunk's per-batch
-    /// scratch for [`Fluid::correction`] and XSPH. The fields are written one by one (a
+    /// neighbours, [`LANES`] pairs at a time; stores ∇Wᵢⱼ in the chunk's per-batch scratch for
+    /// [`Fluid::correction`]. The fields are written one by one (a
     /// whole-row value assembled on the stack and copied out stalls store forwarding on x86).
     #[inline(always)]
     fn density_and_lambda(
@@ -210,7 +210,6 @@ impl Fluid<'_> {
             unsafe {
                 *chunk.gradient_x.get_unchecked_mut(at) = kb.gx;
                 *chunk.gradient_y.get_unchecked_mut(at) = kb.gy;
-                *chunk.kernel.get_unchecked_mut(at) = kb.w;
             }
         }
         let (mut bw, mut bgx, mut bgy) = (Lanes::ZERO, Lanes::ZERO, Lanes::ZERO);
@@ -255,7 +254,6 @@ impl Fluid<'_> {
         let batches = chunk.fluid.len() / LANES;
         chunk.gradient_x.resize(batches, Lanes::ZERO);
         chunk.gradient_y.resize(batches, Lanes::ZERO);
-        chunk.kernel.resize(batches, Lanes::ZERO);
         let mut error = 0.0f64;
         for (k, row) in out.iter_mut().enumerate() {
             self.density_and_lambda(x, chunk, k, block.start + k, row);

@@ -7,7 +7,9 @@
 //! ```
 //!
 //! over its fluid neighbours j (Jacobi: all from the velocities before smoothing), with c the
-//! [`FluidSettings::viscosity`] coefficient and ρⱼ from the last density pass.
+//! [`FluidSettings::viscosity`] coefficient, ρⱼ from the last density pass and Wᵢⱼ of the final
+//! positions (recomputed here: the density passes store only ∇Wᵢⱼ per pair, a third less
+//! scratch traffic per iteration).
 //!
 //! The PBF demo computes the same increment but stores it as an acceleration
 //! aᵢ = −(c/Δt) Σⱼ (m/ρⱼ)(vᵢ − vⱼ)Wᵢⱼ that the next step's prediction adds (Δt aᵢ), so there
@@ -18,7 +20,7 @@ use bevy::prelude::*;
 
 use crate::fluid::FluidSettings;
 use crate::fluid::density::DensityState;
-use crate::kernel::{LANES, Lanes, sum_lanes};
+use crate::kernel::{CubicSpline, LANES, Lanes, lengths, sum_lanes};
 use crate::neighbors::NeighborState;
 use crate::parallel::{CHUNK, threads_for};
 use crate::phased::for_blocks_mut;
@@ -43,17 +45,17 @@ pub fn apply_xsph_viscosity(
     mut stats: ResMut<PbdStats>,
 ) {
     let n = state.fluid_count;
-    // Wᵢⱼ comes from the density pass of this step, which ran on the final positions.
-    let solved = neighbors
-        .chunks
-        .iter()
-        .all(|c| c.kernel.len() * LANES == c.fluid.len());
-    if n == 0 || settings.viscosity == 0.0 || density.rows.len() != n || !solved {
+    // ρⱼ comes from this step's last density pass, which ran on the final positions.
+    let lists = neighbors.chunks.len() == n.div_ceil(CHUNK)
+        && (neighbors.chunks.iter().enumerate())
+            .all(|(c, chunk)| chunk.fluid_count.len() == CHUNK.min(n - c * CHUNK));
+    if n == 0 || settings.viscosity == 0.0 || density.rows.len() != n || !lists {
         return;
     }
     let started = stats.begin_phase();
     let c_m = settings.viscosity * settings.particle_mass();
-    let (v, w) = (&state.v[..n], &state.w[..n]);
+    let kernel = CubicSpline::new(settings.support_radius);
+    let (x, v, w) = (&state.x[..n], &state.v[..n], &state.w[..n]);
     let rows = &density.rows;
     scratch.smoothed.resize(n, Vec2::ZERO);
     let threads = threads_for(n);
@@ -61,30 +63,102 @@ pub fn apply_xsph_viscosity(
         let chunk = &neighbors.chunks[first / CHUNK];
         for (k, out) in out.iter_mut().enumerate() {
             let i = first + k;
-            let vi = v[i];
+            let (xi, vi) = (x[i], v[i]);
             if w[i] == 0.0 {
                 *out = vi;
                 continue;
             }
-            let (mut x, mut y) = (Lanes::ZERO, Lanes::ZERO);
-            for (at, js, _) in chunk.fluid_batches(k) {
-                let (mut vx, mut vy, mut rho) = ([0.0; LANES], [0.0; LANES], [0.0; LANES]);
+            let (mut sx, mut sy) = (Lanes::ZERO, Lanes::ZERO);
+            for (_, js, valid) in chunk.fluid_batches(k) {
+                let mut lanes = [[0.0; LANES]; 5];
                 for l in 0..LANES {
+                    // A list edited to name a row past the fluid counts as padding.
                     let j = js[l] as usize;
-                    (vx[l], vy[l], rho[l]) = (v[j].x, v[j].y, rows[j].density);
+                    if let (Some(xj), Some(vj), Some(row)) = (x.get(j), v.get(j), rows.get(j)) {
+                        let r = xi - *xj;
+                        [lanes[0][l], lanes[1][l]] = [r.x, r.y];
+                        [lanes[2][l], lanes[3][l], lanes[4][l]] = [vj.x, vj.y, row.density];
+                    }
                 }
-                // Padding lanes have W = 0; a zero density (never for fluid) adds nothing.
-                let rho = Lanes::from(rho);
-                let weight = rho
-                    .simd_gt(Lanes::ZERO)
-                    .select(chunk.kernel[at] / rho, Lanes::ZERO);
-                x += (Lanes::from(vx) - vi.x) * weight;
-                y += (Lanes::from(vy) - vi.y) * weight;
+                let [rx, ry, vx, vy, rho] = lanes.map(Lanes::from);
+                // Wᵢⱼ of the final positions; padding lanes (the particle itself) add nothing,
+                // nor does a zero density (never for fluid).
+                let wij = kernel.batch(rx, ry, lengths(rx, ry)).w;
+                let weight = (valid & rho.simd_gt(Lanes::ZERO)).select(wij / rho, Lanes::ZERO);
+                sx += (vx - vi.x) * weight;
+                sy += (vy - vi.y) * weight;
             }
-            let sum = Vec2::new(sum_lanes(x), sum_lanes(y));
+            let sum = Vec2::new(sum_lanes(sx), sum_lanes(sy));
             *out = vi + c_m * sum;
         }
     });
     state.v[..n].copy_from_slice(&scratch.smoothed);
     stats.end_phase(Phase::Viscosity, started);
+}
+
+#[cfg(test)]
+mod tests {
+    use bevy::ecs::system::RunSystemOnce;
+
+    use super::*;
+    use crate::fluid::density::DensityRow;
+    use crate::neighbors::find_neighbors;
+    use crate::spatial_grid::SpatialHashGrid;
+
+    /// Three fluid particles in a row, 0.04 m apart (h = 0.1): the middle one moves, the
+    /// others rest; the right one is pinned (w = 0) and keeps its velocity.
+    #[test]
+    fn xsph_pulls_neighbours_toward_each_others_velocity() {
+        let settings = FluidSettings::default();
+        let x = vec![Vec2::ZERO, Vec2::new(0.04, 0.0), Vec2::new(0.08, 0.0)];
+        let v0 = vec![Vec2::ZERO, Vec2::new(1.0, 0.0), Vec2::ZERO];
+        let rho = 900.0;
+        let mut neighbors = NeighborState::default();
+        neighbors.fluid_grid.build(&x, settings.support_radius);
+        find_neighbors(
+            &mut neighbors.chunks,
+            &neighbors.fluid_grid,
+            &x,
+            &SpatialHashGrid::default(),
+            settings.support_radius,
+        );
+        let mut world = World::new();
+        world.insert_resource(SolverState {
+            fluid_count: 3,
+            x: x.clone(),
+            x_predicted: x.clone(),
+            v: v0.clone(),
+            w: vec![1.0, 1.0, 0.0],
+            ..default()
+        });
+        world.insert_resource(DensityState {
+            rows: vec![
+                DensityRow {
+                    density: rho,
+                    ..default()
+                };
+                3
+            ],
+            ..default()
+        });
+        world.insert_resource(neighbors);
+        world.insert_resource(settings);
+        world.init_resource::<XsphState>();
+        world.init_resource::<PbdStats>();
+        world.run_system_once(apply_xsph_viscosity).unwrap();
+
+        let v = &world.resource::<SolverState>().v;
+        let kernel = CubicSpline::new(settings.support_radius);
+        let c = settings.viscosity * settings.particle_mass() / rho;
+        let w1 = kernel.w(0.04);
+        // vᵢ + c Σⱼ (vⱼ − vᵢ) Wᵢⱼ (m/ρⱼ), all from the velocities before smoothing.
+        let expected = [
+            Vec2::new(c * w1, 0.0),
+            Vec2::new(1.0 - 2.0 * c * w1, 0.0),
+            Vec2::ZERO,
+        ];
+        for (got, want) in v.iter().zip(expected) {
+            assert!((*got - want).length() < 1e-6, "{got} vs {want}");
+        }
+    }
 }
