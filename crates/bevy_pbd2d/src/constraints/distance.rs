@@ -145,7 +145,7 @@ pub fn colour_order(rows: &[DistanceRow], particles: usize) -> (Vec<usize>, Vec<
             }
             let free = !(used[a] | used[b]) & allowed;
             let preferred = first + run % 2;
-            let c = if alternate && preferred < 64 && free & (1 << preferred) != 0 {
+            let c = if alternate && free & (1 << preferred) != 0 {
                 preferred
             } else {
                 free.trailing_zeros()

@@ -828,29 +828,27 @@ mod tests {
             row(4, 5, 0.0),
             row(6, 7, 1.0),
         ];
-        for mut batches in [
+        let stretch_of = |mut batches: DistanceBatches, x: &[Vec2]| {
+            batches.set_coefficients(&vec![1.0; x.len()], 1e4);
+            batches.max_relative_stretch(x)
+        };
+        for batches in [
             DistanceBatches::new(&rows, &[0; 4]),
             DistanceBatches::serial(&rows),
         ] {
-            batches.set_coefficients(&[1.0; 8], 1e4);
-            let stretch = batches.max_relative_stretch(&x);
+            let stretch = stretch_of(batches, &x);
             assert!((stretch - 0.3).abs() < 1e-6, "{stretch}");
         }
         // A tiny rest length, satisfied: no stretch (1/d² would overflow).
         let tiny = [Vec2::ZERO, Vec2::new(1e-20, 0.0)];
-        let mut batches = DistanceBatches::new(&[row(0, 1, 1e-20)], &[0]);
-        batches.set_coefficients(&[1.0; 2], 1e4);
-        assert!(batches.max_relative_stretch(&tiny).abs() < 1e-6);
+        let stretch = stretch_of(DistanceBatches::new(&[row(0, 1, 1e-20)], &[0]), &tiny);
+        assert!(stretch.abs() < 1e-6, "{stretch}");
         // Strong compression (length d/1000): 1 − r would lose r's low bits.
         let squeezed = [Vec2::ZERO, Vec2::new(1e-3, 0.0)];
-        let mut batches = DistanceBatches::new(&[row(0, 1, 1.0)], &[0]);
-        batches.set_coefficients(&[1.0; 2], 1e4);
-        let stretch = batches.max_relative_stretch(&squeezed);
+        let stretch = stretch_of(DistanceBatches::new(&[row(0, 1, 1.0)], &[0]), &squeezed);
         assert!((stretch - 0.999).abs() < 1e-6, "{stretch}");
         let stretched = [row(0, 1, 1.0), row(4, 5, 0.0)];
-        let mut batches = DistanceBatches::new(&stretched, &[0; 2]);
-        batches.set_coefficients(&[1.0; 8], 1e4);
-        let stretch = batches.max_relative_stretch(&x);
+        let stretch = stretch_of(DistanceBatches::new(&stretched, &[0; 2]), &x);
         assert!((stretch - 0.1).abs() < 1e-6, "{stretch}");
     }
 

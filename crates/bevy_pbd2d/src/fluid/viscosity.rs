@@ -127,7 +127,7 @@ mod tests {
             fluid_count: 3,
             x: x.clone(),
             x_predicted: x.clone(),
-            v: v0.clone(),
+            v: v0,
             w: vec![1.0, 1.0, 0.0],
             ..default()
         });
