@@ -142,6 +142,18 @@ pub struct RowRanges {
     pub boundary: core::ops::Range<usize>,
 }
 
+/// Whether `chunks` has one chunk per block of [`CHUNK`] of the `n` fluid rows and `each(chunk,
+/// first row, rows)` holds for every block.
+pub(crate) fn chunks_fit(
+    chunks: &[NeighborChunk],
+    n: usize,
+    each: impl Fn(&NeighborChunk, usize, usize) -> bool,
+) -> bool {
+    chunks.len() == n.div_ceil(CHUNK)
+        && (chunks.iter().enumerate())
+            .all(|(c, chunk)| each(chunk, c * CHUNK, CHUNK.min(n - c * CHUNK)))
+}
+
 /// Mask of the lanes with index < `n`.
 #[inline(always)]
 pub fn lanes_below(n: usize) -> Lanes {

@@ -24,7 +24,7 @@ use bevy::prelude::*;
 use crate::degenerate::pair_direction;
 use crate::fluid::FluidSettings;
 use crate::kernel::{CubicSpline, LANES, Lanes, lengths, sum_lanes};
-use crate::neighbors::{NeighborChunk, NeighborState, RowRanges, lanes_below};
+use crate::neighbors::{NeighborChunk, NeighborState, RowRanges, chunks_fit, lanes_below};
 use crate::parallel::{CHUNK, threads_for};
 use crate::phased::{FINISHED, PhaseShared, run_phases};
 #[cfg(target_arch = "x86_64")]
@@ -364,10 +364,9 @@ pub(crate) fn solve(
         return (0, 0.0);
     }
     let boundary = state.boundary_x.len().min(state.boundary_psi.len());
-    let rows_of = |c: usize| CHUNK.min(n - c * CHUNK);
-    let well_formed = chunks.len() == n.div_ceil(CHUNK)
-        && (chunks.iter().enumerate())
-            .all(|(c, l)| l.indices_within(c * CHUNK, rows_of(c), n, boundary));
+    let well_formed = chunks_fit(chunks, n, |list, first, rows| {
+        list.indices_within(first, rows, n, boundary)
+    });
     if !well_formed {
         // Only reachable if the lists were edited by hand: the hot loops rely on this check.
         error!("PBF neighbour lists do not match the particles; density solve skipped");

@@ -21,7 +21,7 @@ use bevy::prelude::*;
 use crate::fluid::FluidSettings;
 use crate::fluid::density::DensityState;
 use crate::kernel::{CubicSpline, LANES, Lanes, lengths, sum_lanes};
-use crate::neighbors::NeighborState;
+use crate::neighbors::{NeighborState, chunks_fit};
 use crate::parallel::{CHUNK, threads_for};
 use crate::phased::for_blocks_mut;
 use crate::solver::SolverState;
@@ -46,9 +46,9 @@ pub fn apply_xsph_viscosity(
 ) {
     let n = state.fluid_count;
     // ρⱼ comes from this step's last density pass, which ran on the final positions.
-    let lists = neighbors.chunks.len() == n.div_ceil(CHUNK)
-        && (neighbors.chunks.iter().enumerate())
-            .all(|(c, chunk)| chunk.fluid_count.len() == CHUNK.min(n - c * CHUNK));
+    let lists = chunks_fit(&neighbors.chunks, n, |chunk, _, rows| {
+        chunk.fluid_count.len() == rows
+    });
     if n == 0 || settings.viscosity == 0.0 || density.rows.len() != n || !lists {
         return;
     }
