@@ -21,7 +21,7 @@
 
 use bevy::prelude::*;
 
-use crate::constraints::lane_positions::LANES;
+use crate::constraints::lane_positions::{CONSECUTIVE_ORDER, LANES, PAIRED_ORDER};
 use crate::constraints::tether::project_tethers;
 use crate::error::{PbdError, non_negative};
 use crate::settings::SolverSettings;
@@ -175,8 +175,9 @@ pub fn colour_order(rows: &[DistanceRow], particles: usize) -> (Vec<usize>, Vec<
 /// of [`LANES`] are contiguous wherever the rows allow: the colour is cut into maximal runs whose
 /// first particle rows step by 1 (a grid direction's edges) or, for b = a + 1, by 2 (every other
 /// edge of a grid row), with the same b − a; each run's first multiple of [`LANES`] constraints
-/// keeps its relative order, ahead of every run's remainder, and the remainders follow in run
-/// order. (A run cut by the groups would otherwise be gathered row by row in two groups.)
+/// goes ahead of every run's remainder, each group of [`LANES`] in the lane order of its layout
+/// ([`CONSECUTIVE_ORDER`], [`PAIRED_ORDER`]), and the remainders follow in run order. (A run cut
+/// by the groups would otherwise be gathered row by row in two groups.)
 fn whole_groups_first(colour: &mut [usize], rows: &[DistanceRow]) {
     let (a, offset) = (
         |k: usize| i64::from(rows[k].a),
@@ -196,7 +197,15 @@ fn whole_groups_first(colour: &mut [usize], rows: &[DistanceRow]) {
             end += 1;
         }
         let cut = start + (end - start) / LANES * LANES;
-        whole.extend_from_slice(&colour[start..cut]);
+        // Each whole group's rows in the projection's lane order.
+        let order = if step == 2 {
+            PAIRED_ORDER
+        } else {
+            CONSECUTIVE_ORDER
+        };
+        for group in colour[start..cut].chunks_exact(LANES) {
+            whole.extend(order.map(|o| group[o as usize]));
+        }
         rest.extend_from_slice(&colour[cut..end]);
         start = end;
     }

@@ -39,7 +39,7 @@ use wide::f32x8;
 
 use super::distance::{COINCIDENT, DistanceRow, OVERFLOW_COLOUR};
 pub use super::lane_positions::LANES;
-use super::lane_positions::{GroupRows, PositionLanes, lane_rows};
+use super::lane_positions::{CONSECUTIVE_ORDER, GroupRows, PAIRED_ORDER, PositionLanes, lane_rows};
 use crate::degenerate::separation_direction;
 use crate::simd::Lanes8;
 #[cfg(target_arch = "x86_64")]
@@ -85,15 +85,19 @@ struct Group {
 }
 
 /// The layout of the full group of rows `k .. k + LANES` of `a` and `b`, if it is one of the
-/// contiguous ones.
+/// contiguous ones (with its lanes in [`CONSECUTIVE_ORDER`] or [`PAIRED_ORDER`]).
 fn contiguous_layout(a: &[u32], b: &[u32], k: usize) -> Option<Layout> {
     let (a, b) = (a.get(k..k + LANES)?, b.get(k..k + LANES)?);
-    let steps = |rows: &[u32], first: u32, step: u32| {
-        (0..LANES as u32).all(|l| first.checked_add(step * l) == Some(rows[l as usize]))
+    let steps = |rows: &[u32], first: u32, step: u32, order: [u32; LANES]| {
+        (0..LANES).all(|l| first.checked_add(step * order[l]) == Some(rows[l]))
     };
-    if steps(a, a[0], 1) && steps(b, b[0], 1) {
+    if steps(a, a[0], 1, CONSECUTIVE_ORDER) && steps(b, b[0], 1, CONSECUTIVE_ORDER) {
         Some(Layout::Consecutive)
-    } else if steps(a, a[0], 2) && a[0].checked_add(1).is_some_and(|b0| steps(b, b0, 2)) {
+    } else if steps(a, a[0], 2, PAIRED_ORDER)
+        && a[0]
+            .checked_add(1)
+            .is_some_and(|b0| steps(b, b0, 2, PAIRED_ORDER))
+    {
         Some(Layout::Paired)
     } else {
         None

@@ -19,6 +19,16 @@ use crate::simd::Lanes8;
 /// Constraints projected together: the lanes of an `f32x8` (two SSE vectors, one AVX vector).
 pub const LANES: usize = 8;
 
+/// Which of a consecutive group's rows each lane takes: lane l joins rows a + `ORDER`\[l\] and
+/// b + `ORDER`\[l\]. Four rows fill one AVX register, and AVX shuffles stay within 128-bit
+/// halves: in this order the rows of two registers separate into x and y lanes, and back, with
+/// in-half shuffles only.
+pub(crate) const CONSECUTIVE_ORDER: [u32; LANES] = [0, 1, 4, 5, 2, 3, 6, 7];
+
+/// Which pair of a paired group each lane takes: lane l joins rows a + 2 `ORDER`\[l\] and
+/// a + 2 `ORDER`\[l\] + 1 (the reason is that of [`CONSECUTIVE_ORDER`]).
+pub(crate) const PAIRED_ORDER: [u32; LANES] = [0, 2, 4, 6, 1, 3, 5, 7];
+
 /// The particle rows of a group of constraints; lane l joins particles a(l) and b(l).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum GroupRows {
@@ -29,14 +39,16 @@ pub(crate) enum GroupRows {
         /// Second particle of each lane.
         b: [u32; LANES],
     },
-    /// A full group with a(l) = `a` + l, b(l) = `b` + l (e.g. a grid's vertical edges).
+    /// A full group with a(l) = `a` + o(l), b(l) = `b` + o(l) (o = [`CONSECUTIVE_ORDER`]; e.g.
+    /// a grid's vertical edges).
     Consecutive {
         /// a(0).
         a: u32,
         /// b(0).
         b: u32,
     },
-    /// A full group with a(l) = `a` + 2l, b(l) = a(l) + 1 (e.g. every other edge of a row).
+    /// A full group with a(l) = `a` + 2 o(l), b(l) = a(l) + 1 (o = [`PAIRED_ORDER`]; e.g. every
+    /// other edge of a row).
     Paired {
         /// a(0).
         a: u32,
@@ -49,12 +61,12 @@ impl GroupRows {
         match *self {
             Self::Scattered { a, b } => (a, b),
             Self::Consecutive { a, b } => (
-                core::array::from_fn(|l| a + l as u32),
-                core::array::from_fn(|l| b + l as u32),
+                CONSECUTIVE_ORDER.map(|o| a + o),
+                CONSECUTIVE_ORDER.map(|o| b + o),
             ),
             Self::Paired { a } => (
-                core::array::from_fn(|l| a + 2 * l as u32),
-                core::array::from_fn(|l| a + 2 * l as u32 + 1),
+                PAIRED_ORDER.map(|o| a + 2 * o),
+                PAIRED_ORDER.map(|o| a + 2 * o + 1),
             ),
         }
     }
@@ -298,12 +310,14 @@ mod sse {
                     _mm_sub_ps(load_two(x, a[l], a[l + 1]), load_two(x, b[l], b[l + 1]))
                 }
                 GroupRows::Consecutive { a, b } => {
-                    _mm_sub_ps(load_run(x, a + l as u32), load_run(x, b + l as u32))
+                    // Lanes l and l + 1 take consecutive rows.
+                    let o = CONSECUTIVE_ORDER[l];
+                    _mm_sub_ps(load_run(x, a + o), load_run(x, b + o))
                 }
                 GroupRows::Paired { a } => {
                     // (a(l), b(l)) and (a(l + 1), b(l + 1)).
-                    let p = _mm_castps_pd(load_run(x, a + 2 * l as u32));
-                    let q = _mm_castps_pd(load_run(x, a + 2 * l as u32 + 2));
+                    let p = _mm_castps_pd(load_run(x, a + 2 * PAIRED_ORDER[l]));
+                    let q = _mm_castps_pd(load_run(x, a + 2 * PAIRED_ORDER[l + 1]));
                     _mm_sub_ps(
                         _mm_castpd_ps(_mm_unpacklo_pd(p, q)),
                         _mm_castpd_ps(_mm_unpackhi_pd(p, q)),
@@ -342,9 +356,9 @@ mod sse {
                 }
                 GroupRows::Consecutive { a, b } => {
                     for m in 0..LANES / 2 {
-                        let l = 2 * m as u32;
-                        store_run(x, a + l, _mm_add_ps(load_run(x, a + l), step_a[m]));
-                        store_run(x, b + l, _mm_sub_ps(load_run(x, b + l), step_b[m]));
+                        let o = CONSECUTIVE_ORDER[2 * m];
+                        store_run(x, a + o, _mm_add_ps(load_run(x, a + o), step_a[m]));
+                        store_run(x, b + o, _mm_sub_ps(load_run(x, b + o), step_b[m]));
                     }
                 }
                 GroupRows::Paired { a } => {
@@ -353,11 +367,12 @@ mod sse {
                     // the other paths.
                     const A_PLUS_B_MINUS: i32 = 0b11_10_01_00;
                     for m in 0..LANES / 2 {
-                        let l = 2 * m as u32;
+                        let l = 2 * m;
                         // (Δaₗ, Δbₗ) and (Δaₗ₊₁, Δbₗ₊₁).
                         let d0 = _mm_movelh_ps(step_a[m], step_b[m]);
                         let d1 = _mm_movehl_ps(step_b[m], step_a[m]);
-                        for (i, d) in [(a + 2 * l, d0), (a + 2 * l + 2, d1)] {
+                        let (i0, i1) = (a + 2 * PAIRED_ORDER[l], a + 2 * PAIRED_ORDER[l + 1]);
+                        for (i, d) in [(i0, d0), (i1, d1)] {
                             let p = load_run(x, i);
                             let new = _mm_shuffle_ps::<A_PLUS_B_MINUS>(
                                 _mm_add_ps(p, d),
@@ -401,7 +416,9 @@ mod avx {
         unsafe { _mm256_storeu_ps(x.as_mut_ptr().add(i as usize).cast::<f32>(), v) }
     }
 
-    /// (x, y) vectors of lanes 0 .. 8 from the rows of lanes 0 .. 4 and 4 .. 8.
+    /// (x, y) vectors of lanes 0 .. 8 from two registers of four rows each, (r₀, r₁ | r₂, r₃)
+    /// and (r₄, r₅ | r₆, r₇): lane l takes row r(o(l)), o = [`CONSECUTIVE_ORDER`]. Each 128-bit
+    /// half of the result draws on the same half of both registers.
     #[inline(always)]
     fn deinterleave(first: __m256, second: __m256) -> (Avx8, Avx8) {
         const EVEN: i32 = 0b10_00_10_00;
@@ -409,41 +426,27 @@ mod avx {
         // SAFETY: only reached from code compiled for AVX2.
         unsafe {
             (
-                in_order(_mm256_shuffle_ps::<EVEN>(first, second)),
-                in_order(_mm256_shuffle_ps::<ODD>(first, second)),
+                Avx8::from_m256(_mm256_shuffle_ps::<EVEN>(first, second)),
+                Avx8::from_m256(_mm256_shuffle_ps::<ODD>(first, second)),
             )
         }
     }
 
-    /// Lanes 0, 1, 4, 5, 2, 3, 6, 7 (after an in-lane shuffle of two row vectors) in order.
-    #[inline(always)]
-    fn in_order(v: __m256) -> Avx8 {
-        const ORDER: i32 = 0b11_01_10_00;
-        // SAFETY: only reached from code compiled for AVX2, where the CPU has it.
-        unsafe {
-            Avx8::from_m256(_mm256_castpd_ps(_mm256_permute4x64_pd::<ORDER>(
-                _mm256_castps_pd(v),
-            )))
-        }
-    }
-
-    /// The inverse of [`deinterleave`]: the rows of lanes 0 .. 4 and 4 .. 8.
+    /// The inverse of [`deinterleave`]: the two registers of rows.
     #[inline(always)]
     fn interleave((vx, vy): (Avx8, Avx8)) -> [__m256; 2] {
         // SAFETY: only reached from code compiled for AVX2.
         unsafe {
-            let low = _mm256_unpacklo_ps(vx.m256(), vy.m256());
-            let high = _mm256_unpackhi_ps(vx.m256(), vy.m256());
             [
-                _mm256_permute2f128_ps::<0x20>(low, high),
-                _mm256_permute2f128_ps::<0x31>(low, high),
+                _mm256_unpacklo_ps(vx.m256(), vy.m256()),
+                _mm256_unpackhi_ps(vx.m256(), vy.m256()),
             ]
         }
     }
 
-    /// The a and b rows of the paired rows `a .. a + 16` (lane l joins a + 2l and a + 2l + 1),
-    /// as ((a rows, b rows) of lanes 0, 2, 1, 3; the same of lanes 4, 6, 5, 7): within each
-    /// 128-bit half, two lanes two apart, as [`deinterleave`] and [`interleave`] take them.
+    /// The a and b rows of the pairs of rows `a .. a + 16` (pair p joins a + 2p and a + 2p + 1),
+    /// as ((a rows, b rows) of pairs 0, 2 | 1, 3; the same of pairs 4, 6 | 5, 7): as
+    /// [`deinterleave`] and [`interleave`] take the rows of lanes in [`PAIRED_ORDER`].
     ///
     /// # Safety
     /// `a + 15` indexes `x`; the CPU has AVX.
@@ -453,7 +456,7 @@ mod avx {
         unsafe { [split_pairs(x, a), split_pairs(x, a + 8)] }
     }
 
-    /// The a rows and the b rows of the paired rows `i .. i + 8`, lanes 0, 2, 1, 3 of them.
+    /// The a rows and the b rows of the pairs of rows `i .. i + 8`, pairs 0, 2 | 1, 3 of them.
     ///
     /// # Safety
     /// `i + 7` indexes `x`; the CPU has AVX.
@@ -472,15 +475,6 @@ mod avx {
         }
     }
 
-    /// Lanes 1 and 2, 5 and 6 swapped: [`deinterleave`] of [`paired_rows`] gives the lanes in
-    /// the order 0, 2, 1, 3, 4, 6, 5, 7, and [`interleave`] must get them so.
-    #[inline(always)]
-    fn swap_middle(v: Avx8) -> Avx8 {
-        const ORDER: i32 = 0b11_01_10_00;
-        // SAFETY: only reached from code compiled for AVX2, where the CPU has it.
-        unsafe { Avx8::from_m256(_mm256_permute_ps::<ORDER>(v.m256())) }
-    }
-
     impl PositionLanes for Avx8 {
         #[inline(always)]
         unsafe fn gather_deltas(x: &[Vec2], rows: &GroupRows) -> (Self, Self) {
@@ -493,8 +487,7 @@ mod avx {
                 },
                 GroupRows::Paired { a } => unsafe {
                     let [(a01, b01), (a23, b23)] = paired_rows(x, a);
-                    let (dx, dy) = deinterleave(_mm256_sub_ps(a01, b01), _mm256_sub_ps(a23, b23));
-                    (swap_middle(dx), swap_middle(dy))
+                    deinterleave(_mm256_sub_ps(a01, b01), _mm256_sub_ps(a23, b23))
                 },
                 GroupRows::Scattered { .. } => unsafe { super::gather_deltas(x, rows) },
             }
@@ -521,10 +514,7 @@ mod avx {
                     }
                 },
                 GroupRows::Paired { a } => unsafe {
-                    let (step_a, step_b) = (
-                        interleave((swap_middle(step_a.0), swap_middle(step_a.1))),
-                        interleave((swap_middle(step_b.0), swap_middle(step_b.1))),
-                    );
+                    let (step_a, step_b) = (interleave(step_a), interleave(step_b));
                     let rows = paired_rows(x, a);
                     for (h, (a_rows, b_rows)) in rows.into_iter().enumerate() {
                         let new_a = _mm256_castps_pd(_mm256_add_ps(a_rows, step_a[h]));
