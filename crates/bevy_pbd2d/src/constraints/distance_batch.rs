@@ -6,12 +6,13 @@
 //! projecting them one after another: this is still Gauss-Seidel, in the same order. The last
 //! constraints of a colour form a smaller group; those of the overflow colour
 //! ([`OVERFLOW_COLOUR`]), which may share particles, are projected one at a time. A group whose
-//! particle rows are consecutive (a(l) = a + l, b(l) = b + l) or paired (a(l) = a + 2l,
-//! b(l) = a(l) + 1), as the edges of a grid are once each colour is sorted by row and each run
-//! fills whole groups first, has its positions moved several rows per load and store
-//! ([`lane_positions`](super::lane_positions)). The projection is written once on 8-lane
-//! vectors (`Lanes8`): two SSE vectors in the baseline build, one AVX vector where the CPU has
-//! AVX2.
+//! particle rows are consecutive (a(l) = a + o(l), b(l) = b + o(l)) or paired
+//! (a(l) = a + 2 o(l), b(l) = a(l) + 1), with o the lane order `CONSECUTIVE_ORDER` or
+//! `PAIRED_ORDER`, as the edges of a grid are once each colour is sorted by row and each run
+//! fills whole groups first ([`colour_order`](super::distance::colour_order)), has its positions
+//! moved several rows per load and store ([`lane_positions`](super::lane_positions)). The
+//! projection is written once on 8-lane vectors (`Lanes8`): two SSE vectors in the baseline
+//! build, one AVX vector where the CPU has AVX2.
 //!
 //! Every constraint, in a full group, a smaller one or alone, goes through the same code and so
 //! the same IEEE operations in the same order (no fused multiply-add, no approximate reciprocal
