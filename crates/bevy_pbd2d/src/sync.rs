@@ -117,7 +117,7 @@ pub(crate) fn rebuild_constraint_rows(
         .iter()
         .map(|&k| state.constraint_entities[k])
         .collect();
-    state.distance_batches = DistanceBatches::new(&state.constraints, &colours);
+    state.distance_batches = DistanceBatches::new(&state.constraints, &colours, state.x.len());
     let m = state.constraints.len();
     state.constraint_lambda.resize(m, 0.0);
 }

@@ -21,6 +21,7 @@
 
 use bevy::prelude::*;
 
+use crate::constraints::distance_batch::{MIN_CONTIGUOUS, contiguous_layout};
 use crate::constraints::lane_positions::{CONSECUTIVE_ORDER, LANES, PAIRED_ORDER};
 use crate::constraints::tether::project_tethers;
 use crate::error::{PbdError, non_negative};
@@ -164,7 +165,7 @@ pub fn colour_order(rows: &[DistanceRow], particles: usize) -> (Vec<usize>, Vec<
     });
     for same in order.chunk_by_mut(|&j, &k| colour[j] == colour[k]) {
         if colour[same[0]] != OVERFLOW_COLOUR {
-            whole_groups_first(same, rows);
+            whole_groups_first(same, rows, particles);
         }
     }
     let colours = order.iter().map(|&k| colour[k]).collect();
@@ -176,15 +177,18 @@ pub fn colour_order(rows: &[DistanceRow], particles: usize) -> (Vec<usize>, Vec<
 /// first particle rows step by 1 (a grid direction's edges) or, for b = a + 1, by 2 (every other
 /// edge of a grid row), with the same b − a; each run's first multiple of [`LANES`] constraints
 /// goes ahead of every run's remainder, each group of [`LANES`] in the lane order of its layout
-/// ([`CONSECUTIVE_ORDER`], [`PAIRED_ORDER`]), and the remainders follow in run order. (A run cut
-/// by the groups would otherwise be gathered row by row in two groups.)
-fn whole_groups_first(colour: &mut [usize], rows: &[DistanceRow]) {
+/// ([`CONSECUTIVE_ORDER`], [`PAIRED_ORDER`]). Then come the remainders that fill the first lanes
+/// of a contiguous group with holes (at least [`MIN_CONTIGUOUS`] rows, whose offsets are the
+/// first ones of the lane order, and whose holes' rows are distinct particle rows below
+/// `particles`), in lane order, and the other remainders follow in run order. (A run cut by the
+/// groups would otherwise be gathered row by row in two groups.)
+fn whole_groups_first(colour: &mut [usize], rows: &[DistanceRow], particles: usize) {
     let (a, offset) = (
         |k: usize| i64::from(rows[k].a),
         |k: usize| i64::from(rows[k].b) - i64::from(rows[k].a),
     );
     let continues = |j: usize, k: usize, step: i64| offset(j) == offset(k) && a(k) - a(j) == step;
-    let (mut whole, mut rest) = (Vec::with_capacity(colour.len()), Vec::new());
+    let (mut whole, mut tails, mut rest) = (Vec::with_capacity(colour.len()), vec![], vec![]);
     let mut start = 0;
     while start < colour.len() {
         let first = colour[start];
@@ -206,9 +210,23 @@ fn whole_groups_first(colour: &mut [usize], rows: &[DistanceRow]) {
         for group in colour[start..cut].chunks_exact(LANES) {
             whole.extend(order.map(|o| group[o as usize]));
         }
-        rest.extend_from_slice(&colour[cut..end]);
+        let remainder = &colour[cut..end];
+        let lanes = &order[..remainder.len()];
+        let tail = (remainder.len() >= MIN_CONTIGUOUS)
+            .then(|| lanes.iter().map(|&o| remainder.get(o as usize).copied()))
+            .and_then(|tail| tail.collect::<Option<Vec<usize>>>())
+            .filter(|tail| {
+                let (a, b): (Vec<u32>, Vec<u32>) =
+                    tail.iter().map(|&k| (rows[k].a, rows[k].b)).unzip();
+                contiguous_layout(&a, &b, particles).is_some()
+            });
+        match tail {
+            Some(tail) => tails.extend(tail),
+            None => rest.extend_from_slice(remainder),
+        }
         start = end;
     }
+    whole.append(&mut tails);
     whole.append(&mut rest);
     colour.copy_from_slice(&whole);
 }

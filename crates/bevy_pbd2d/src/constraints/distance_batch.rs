@@ -10,7 +10,10 @@
 //! (a(l) = a + 2 o(l), b(l) = a(l) + 1), with o the lane order `CONSECUTIVE_ORDER` or
 //! `PAIRED_ORDER`, as the edges of a grid are once each colour is sorted by row and each run
 //! fills whole groups first ([`colour_order`](super::distance::colour_order)), has its positions
-//! moved several rows per load and store ([`lane_positions`](super::lane_positions)). The
+//! moved several rows per load and store ([`lane_positions`](super::lane_positions)). A run's
+//! remainder of 6 or 7 such rows (a grid row of 39 diagonals leaves 7) forms a contiguous group
+//! with holes: the lanes past its constraints read and write back the pattern's rows unchanged
+//! (corrections of −0 and +0), so those rows must be distinct particle rows. The
 //! projection is written once on 8-lane vectors (`Lanes8`): two SSE vectors in the baseline
 //! build, one AVX vector where the CPU has AVX2.
 //!
@@ -65,7 +68,7 @@ struct ColourRun {
 
 /// How the particle rows of a group lie in memory ([`GroupRows`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Layout {
+pub(crate) enum Layout {
     /// Any rows.
     Scattered,
     /// [`GroupRows::Consecutive`].
@@ -79,49 +82,102 @@ enum Layout {
 struct Group {
     /// First row.
     start: u32,
-    /// Number of rows (1 ..= [`LANES`]; [`LANES`] unless scattered).
+    /// Number of rows (1 ..= [`LANES`]; at least [`MIN_CONTIGUOUS`] unless scattered).
     count: u8,
     /// Where their particle rows are.
     layout: Layout,
 }
 
-/// The layout of the full group of rows `k .. k + LANES` of `a` and `b`, if it is one of the
-/// contiguous ones (with its lanes in [`CONSECUTIVE_ORDER`] or [`PAIRED_ORDER`]).
-fn contiguous_layout(a: &[u32], b: &[u32], k: usize) -> Option<Layout> {
-    let (a, b) = (a.get(k..k + LANES)?, b.get(k..k + LANES)?);
-    let steps = |rows: &[u32], first: u32, step: u32, order: [u32; LANES]| {
-        (0..LANES).all(|l| first.checked_add(step * order[l]) == Some(rows[l]))
+/// The layout of the group of constraint rows with first particles `a` and second particles `b`
+/// (1 ..= [`LANES`] of them, in lane order), if its rows are one of the contiguous patterns
+/// (a(l) = a + o(l), b(l) = b + o(l), or a(l) = a + 2 o(l), b(l) = a(l) + 1, with o
+/// [`CONSECUTIVE_ORDER`] or [`PAIRED_ORDER`]). A group of fewer than [`LANES`] constraints
+/// leaves holes: the lanes past them still read and write back the pattern's rows, unchanged,
+/// so those rows must be particle rows (< `particles`) and all 2 [`LANES`] rows distinct.
+pub(crate) fn contiguous_layout(a: &[u32], b: &[u32], particles: usize) -> Option<Layout> {
+    let count = a.len();
+    if !(1..=LANES).contains(&count) || b.len() != count {
+        return None;
+    }
+    let pattern = |first: u32, step: u32, plus: u32, order: [u32; LANES]| {
+        let mut rows = [0; LANES];
+        for (row, o) in rows.iter_mut().zip(order) {
+            *row = first.checked_add(step * o)?.checked_add(plus)?;
+        }
+        Some(rows)
     };
-    if steps(a, a[0], 1, CONSECUTIVE_ORDER) && steps(b, b[0], 1, CONSECUTIVE_ORDER) {
-        Some(Layout::Consecutive)
-    } else if steps(a, a[0], 2, PAIRED_ORDER)
-        && a[0]
-            .checked_add(1)
-            .is_some_and(|b0| steps(b, b0, 2, PAIRED_ORDER))
-    {
-        Some(Layout::Paired)
-    } else {
-        None
+    let candidates = [
+        (
+            Layout::Consecutive,
+            pattern(a[0], 1, 0, CONSECUTIVE_ORDER),
+            pattern(b[0], 1, 0, CONSECUTIVE_ORDER),
+        ),
+        (
+            Layout::Paired,
+            pattern(a[0], 2, 0, PAIRED_ORDER),
+            pattern(a[0], 2, 1, PAIRED_ORDER),
+        ),
+    ];
+    candidates.into_iter().find_map(|(layout, rows_a, rows_b)| {
+        let (rows_a, rows_b) = (rows_a?, rows_b?);
+        let fits = rows_a[..count] == *a
+            && rows_b[..count] == *b
+            && (count == LANES || holes_fit(rows_a, rows_b, particles));
+        fits.then_some(layout)
+    })
+}
+
+/// Whether the rows of a group with holes are particle rows (< `particles`) and distinct.
+fn holes_fit(a: [u32; LANES], b: [u32; LANES], particles: usize) -> bool {
+    let mut rows = [a, b].concat();
+    rows.sort_unstable();
+    rows.windows(2).all(|pair| pair[0] != pair[1])
+        && rows.last().is_some_and(|&last| (last as usize) < particles)
+}
+
+/// The fewest constraints of a contiguous group with holes: a group costs about the same
+/// whatever its count, so fewer are cheaper gathered with other rows.
+pub(crate) const MIN_CONTIGUOUS: usize = LANES - 2;
+
+/// Calls `f(count)` with `count` (a contiguous group's, [`MIN_CONTIGUOUS`] ..= [`LANES`]) as
+/// a constant, so that each inlined `f` is compiled for its count (fixed-size copies).
+#[inline(always)]
+fn contiguous_count(count: usize, mut f: impl FnMut(usize)) {
+    const _: () = assert!(MIN_CONTIGUOUS == LANES - 2);
+    match count {
+        LANES => f(LANES),
+        7 => f(7),
+        _ => f(6),
     }
 }
 
 /// Splits the rows of `run` into groups of [`LANES`] (the last one may be smaller), contiguous
-/// where their rows allow it; the overflow colour's rows are projected one at a time. (Full
-/// groups only: a group of fewer lanes costs almost as much as a full one.)
-fn group_run(a: &[u32], b: &[u32], run: &ColourRun, groups: &mut Vec<Group>) {
+/// where their rows allow it (groups of [`MIN_CONTIGUOUS`] or more rows with holes included);
+/// the overflow colour's rows are projected one at a time. `particles` is the number of
+/// particle rows.
+fn group_run(a: &[u32], b: &[u32], run: &ColourRun, particles: usize, groups: &mut Vec<Group>) {
     let (a, b) = (&a[..run.end], &b[..run.end]);
     let mut k = run.start;
     while k < run.end {
-        let count = if run.independent {
-            LANES.min(run.end - k)
-        } else {
-            1
-        };
-        let layout = contiguous_layout(a, b, k).filter(|_| run.independent);
+        let contiguous = (MIN_CONTIGUOUS..=LANES)
+            .rev()
+            .filter(|&count| run.independent && k + count <= run.end)
+            .find_map(|count| {
+                let rows = k..k + count;
+                contiguous_layout(&a[rows.clone()], &b[rows], particles).map(|l| (count, l))
+            });
+        let (count, layout) = contiguous.unwrap_or_else(|| {
+            let count = if run.independent {
+                LANES.min(run.end - k)
+            } else {
+                1
+            };
+            (count, Layout::Scattered)
+        });
         groups.push(Group {
             start: k as u32,
             count: count as u8,
-            layout: layout.unwrap_or(Layout::Scattered),
+            layout,
         });
         k += count;
     }
@@ -154,13 +210,16 @@ pub struct DistanceBatches {
     /// The inverse masses and 1/Δt² (s⁻²) the coefficients were computed from; every `a` and
     /// `b` is less than the number of these inverse masses (checked when they were gathered).
     coefficients_for: Option<(Vec<f32>, f32)>,
+    /// The number of particle rows the groups with holes were laid out for: their holes' rows
+    /// are less than it.
+    particles: usize,
 }
 
 impl DistanceBatches {
     /// Lays out `rows`, where `colours[k]` is the colour of `rows[k]` and each colour's rows are
-    /// consecutive (the order of [`colour_order`](super::distance::colour_order)). Rows of
-    /// [`OVERFLOW_COLOUR`] are projected one at a time.
-    pub fn new(rows: &[DistanceRow], colours: &[u8]) -> Self {
+    /// consecutive (the order of [`colour_order`](super::distance::colour_order)), for
+    /// `particles` particle rows. Rows of [`OVERFLOW_COLOUR`] are projected one at a time.
+    pub fn new(rows: &[DistanceRow], colours: &[u8], particles: usize) -> Self {
         assert_eq!(rows.len(), colours.len(), "one colour per row");
         let mut runs: Vec<ColourRun> = Vec::new();
         for (k, (&colour, row)) in colours.iter().zip(rows).enumerate() {
@@ -185,7 +244,7 @@ impl DistanceBatches {
         let mut groups = Vec::new();
         for run in &mut runs {
             run.first_group = groups.len();
-            group_run(&a, &b, run, &mut groups);
+            group_run(&a, &b, run, particles, &mut groups);
             run.end_group = groups.len();
         }
         Self {
@@ -202,13 +261,14 @@ impl DistanceBatches {
                 })
                 .collect(),
             compliance: rows.iter().map(|r| r.compliance + 0.0).collect(),
+            particles,
             ..default()
         }
     }
 
     /// Lays out `rows` to be projected one at a time, in order.
     pub fn serial(rows: &[DistanceRow]) -> Self {
-        Self::new(rows, &vec![OVERFLOW_COLOUR; rows.len()])
+        Self::new(rows, &vec![OVERFLOW_COLOUR; rows.len()], 0)
     }
 
     /// Number of constraints.
@@ -259,13 +319,20 @@ impl DistanceBatches {
     }
 
     /// Panics unless [`set_coefficients`](Self::set_coefficients) ran with as many inverse
-    /// masses as `x` has positions: then every particle row of a constraint indexes `x`.
+    /// masses as `x` has positions (then every particle row of a constraint indexes `x`) and
+    /// `x` has at least the particle rows the layout was made for (then so do the holes' rows).
     fn check_rows(&self, x: &[Vec2]) {
         let checked = self.coefficients_for.as_ref().map(|(w, _)| w.len());
         assert_eq!(
             checked,
             Some(x.len()),
             "set_coefficients with one w per position first"
+        );
+        assert!(
+            x.len() >= self.particles,
+            "{} positions for a layout of {} particle rows",
+            x.len(),
+            self.particles
         );
     }
 
@@ -358,9 +425,20 @@ impl DistanceBatches {
                         a: self.a[start],
                         b: self.b[start],
                     };
-                    f(start, LANES, &rows);
+                    contiguous_count(
+                        count,
+                        #[inline(always)]
+                        |count| f(start, count, &rows),
+                    );
                 }
-                Layout::Paired => f(start, LANES, &GroupRows::Paired { a: self.a[start] }),
+                Layout::Paired => {
+                    let rows = GroupRows::Paired { a: self.a[start] };
+                    contiguous_count(
+                        count,
+                        #[inline(always)]
+                        |count| f(start, count, &rows),
+                    );
+                }
             }
         }
     }
@@ -429,7 +507,7 @@ unsafe fn load_lanes<V: Lanes8>(v: &[f32], start: usize, count: usize) -> V {
 }
 
 /// Projects constraints `start .. start + count` (`count` ≤ [`LANES`]) on lanes `V`; they
-/// must share no particle when `count` > 1. `RIGID`: every one has α = 0, so α̃ λ (±0 while λ
+/// must share no particle when `count` > 1 (nor with the holes of contiguous `rows`). `RIGID`: every one has α = 0, so α̃ λ (±0 while λ
 /// is finite) is left out, which gives the same bits: d − ‖x₁ − x₂‖ is never −0.
 #[inline(always)]
 fn project_group<V: PositionLanes, const RIGID: bool>(
@@ -468,9 +546,9 @@ fn project_group<V: PositionLanes, const RIGID: bool>(
     // without AVX (`Avx8`).
     let (rest_length, inv_denominator, lambda_old): (V, V, V) = unsafe {
         (
-            load_lanes(&batches.rest_length, start, count),
-            load_lanes(&batches.inv_denominator, start, count),
-            load_lanes(lambda, start, count),
+            load_group_lanes(&batches.rest_length, start, count),
+            load_group_lanes(&batches.inv_denominator, start, count),
+            load_group_lanes(lambda, start, count),
         )
     };
     let minus_c = rest_length - length;
@@ -478,7 +556,7 @@ fn project_group<V: PositionLanes, const RIGID: bool>(
         minus_c * inv_denominator
     } else {
         // SAFETY: as above.
-        let alpha_tilde: V = unsafe { load_lanes(&batches.alpha_tilde, start, count) };
+        let alpha_tilde: V = unsafe { load_group_lanes(&batches.alpha_tilde, start, count) };
         (minus_c - alpha_tilde * lambda_old) * inv_denominator
     };
     let lambda_new = (lambda_old + d_lambda).to_f32x8().to_array();
@@ -488,20 +566,49 @@ fn project_group<V: PositionLanes, const RIGID: bool>(
     // SAFETY: as above.
     let (w_a, w_b): (V, V) = unsafe {
         (
-            load_lanes(&batches.w_a, start, count),
-            load_lanes(&batches.w_b, start, count),
+            load_group_lanes(&batches.w_a, start, count),
+            load_group_lanes(&batches.w_b, start, count),
         )
     };
     let (step_a, step_b) = (w_a * d_lambda, w_b * d_lambda);
-    // SAFETY: as above; the used lanes' particles are distinct (one colour, or one lane).
-    unsafe {
-        V::correct(
-            x,
-            rows,
-            count,
-            (step_a * nx, step_a * ny),
-            (step_b * nx, step_b * ny),
+    let (mut step_a, mut step_b) = ((step_a * nx, step_a * ny), (step_b * nx, step_b * ny));
+    if count < LANES && !matches!(rows, GroupRows::Scattered { .. }) {
+        // The holes of a contiguous group: x + (−0) and x − (+0) give x (−0, ±∞ and quiet NaN
+        // included), so their rows are written back as they were read.
+        step_a = (
+            step_a.0.where_lane_below(count, -0.0),
+            step_a.1.where_lane_below(count, -0.0),
         );
+        step_b = (
+            step_b.0.where_lane_below(count, 0.0),
+            step_b.1.where_lane_below(count, 0.0),
+        );
+    }
+    // SAFETY: as above; the used lanes' particles are distinct (one colour, or one lane), and
+    // a contiguous group's holes are particle rows distinct from them (`contiguous_layout`,
+    // `check_rows`).
+    unsafe { V::correct(x, rows, count, step_a, step_b) };
+}
+
+/// Entries `start .. start + count` of `v` (`count` ≤ [`LANES`]) as lanes `V`; the unused lanes
+/// hold the entries that follow where `v` has them (a group's unused lanes are dropped), else 0.
+///
+/// # Safety
+/// `start + count` ≤ `v.len()`.
+#[inline(always)]
+unsafe fn load_group_lanes<V: Lanes8>(v: &[f32], start: usize, count: usize) -> V {
+    if count < LANES && start + LANES <= v.len() {
+        // SAFETY: `start + LANES` ≤ `v.len()`.
+        let lanes = unsafe {
+            v.as_ptr()
+                .add(start)
+                .cast::<[f32; LANES]>()
+                .read_unaligned()
+        };
+        V::from_f32x8(f32x8::new(lanes))
+    } else {
+        // SAFETY: passed on from the caller.
+        unsafe { load_lanes(v, start, count) }
     }
 }
 
@@ -623,7 +730,7 @@ mod tests {
         let (x0, w, rows) = scene();
         let (order, colours) = colour_order(&rows, x0.len());
         let rows: Vec<DistanceRow> = order.iter().map(|&k| rows[k]).collect();
-        let mut batches = DistanceBatches::new(&rows, &colours);
+        let mut batches = DistanceBatches::new(&rows, &colours, x0.len());
         assert!(
             batches
                 .runs
@@ -735,7 +842,7 @@ mod tests {
             .collect();
         let (order, colours) = colour_order(&rows, n);
         let rows: Vec<DistanceRow> = order.iter().map(|&k| rows[k]).collect();
-        let mut batches = DistanceBatches::new(&rows, &colours);
+        let mut batches = DistanceBatches::new(&rows, &colours, n);
         let in_layout = |layout: Layout| {
             let groups = batches.groups.iter().filter(|g| g.layout == layout);
             groups.map(|g| g.count as usize).sum::<usize>()
@@ -748,6 +855,18 @@ mod tests {
             rows.len()
         );
         assert!(in_layout(Layout::Scattered) > 0);
+        // Each row of 31 diagonals (8 rows, two directions) and of 15 odd horizontal edges (9
+        // rows) leaves 7 for a group with one hole, except the last row of the down-right
+        // diagonals and of the odd edges: their hole's second row would be past the last
+        // particle.
+        let with_holes = (batches.groups.iter())
+            .filter(|g| g.layout != Layout::Scattered && (g.count as usize) < LANES)
+            .count();
+        let (rows_of_diagonals, rows_of_edges) = (builder.height - 1, builder.height);
+        assert_eq!(
+            with_holes,
+            (2 * rows_of_diagonals - 1 + rows_of_edges - 1) as usize
+        );
         for group in &batches.groups {
             let (start, count) = (group.start as usize, group.count as usize);
             let lanes = match group.layout {
@@ -761,9 +880,9 @@ mod tests {
                 },
             }
             .lanes();
-            assert_eq!(count, LANES);
-            assert_eq!(&lanes.0[..], &batches.a[start..start + count]);
-            assert_eq!(&lanes.1[..], &batches.b[start..start + count]);
+            assert!(count >= MIN_CONTIGUOUS);
+            assert_eq!(&lanes.0[..count], &batches.a[start..start + count]);
+            assert_eq!(&lanes.1[..count], &batches.b[start..start + count]);
         }
         assert_sweeps_are_serial(&x0, &w, &rows, &mut batches);
     }
@@ -773,7 +892,7 @@ mod tests {
         let rows = cloth_rows(40, 30);
         let (order, colours) = colour_order(&rows, 1200);
         let rows: Vec<DistanceRow> = order.iter().map(|&k| rows[k]).collect();
-        let batches = DistanceBatches::new(&rows, &colours);
+        let batches = DistanceBatches::new(&rows, &colours, 1200);
         // Maximal runs of each colour, counted on the colour's rows sorted by (b − a, a):
         // a steps by 1, or by 2 with b = a + 1.
         let mut whole_groups = 0;
@@ -796,16 +915,78 @@ mod tests {
                 }
             }
         }
-        let contiguous = (batches.groups.iter())
-            .filter(|g| g.layout != Layout::Scattered)
-            .count();
-        assert_eq!(contiguous, whole_groups);
-        let scattered = batches.groups.len() - contiguous;
+        let count_of =
+            |layout: fn(&Group) -> bool| batches.groups.iter().filter(|g| layout(g)).count();
+        let full = count_of(|g| g.layout != Layout::Scattered && g.count as usize == LANES);
+        assert_eq!(full, whole_groups);
+        // The 7 diagonals left over from each row of 39 (29 rows, two directions) fill a group
+        // with one hole, except the last down-right row's (its hole would join particle 1200);
+        // the 3 odd horizontal edges left over from each row are gathered.
+        let with_holes = count_of(|g| g.layout != Layout::Scattered && (g.count as usize) < LANES);
+        assert_eq!(with_holes, 2 * 29 - 1);
+        let scattered = count_of(|g| g.layout == Layout::Scattered);
         assert!(
-            scattered * 6 < batches.groups.len(),
+            scattered * 40 < batches.groups.len(),
             "{scattered} of {} groups gathered",
             batches.groups.len()
         );
+    }
+
+    #[test]
+    fn holes_are_written_back_bit_for_bit_and_only_where_they_fit() {
+        // Seven constraints a → a + offset, a = 0 .. 7 in lane order, in one colour: a group
+        // with one hole, whose rows are 7 and 7 + offset.
+        let rows_with = |offset: u32| -> Vec<DistanceRow> {
+            (CONSECUTIVE_ORDER[..7].iter())
+                .map(|&a| DistanceRow {
+                    a,
+                    b: a + offset,
+                    rest_length: 0.9,
+                    compliance: 0.0,
+                })
+                .collect()
+        };
+        let layout_of = |rows: &[DistanceRow], particles: usize| {
+            let batches = DistanceBatches::new(rows, &[0; 7], particles);
+            (batches.groups.len(), batches.groups[0].layout)
+        };
+        assert_eq!(layout_of(&rows_with(10), 20), (1, Layout::Consecutive));
+        // The hole's second row (17) is not a particle.
+        assert_eq!(layout_of(&rows_with(10), 17).1, Layout::Scattered);
+        // The hole's first row (7) is the first constraint's second particle.
+        assert_eq!(layout_of(&rows_with(7), 20).1, Layout::Scattered);
+
+        let rows = rows_with(10);
+        let mut seed = 11;
+        let mut x0: Vec<Vec2> = (0..20)
+            .map(|i| {
+                Vec2::new(i as f32 * 0.3, (i / 10) as f32)
+                    + 0.1 * Vec2::new(lcg(&mut seed), lcg(&mut seed))
+            })
+            .collect();
+        // The hole's rows: −0, ∞ and NaN must come back as they were.
+        x0[7] = Vec2::new(-0.0, f32::INFINITY);
+        x0[17] = Vec2::new(f32::NAN, -0.0);
+        let w = vec![1.0; 20];
+        for particles in [20, 17] {
+            let mut batches = DistanceBatches::new(&rows, &[0; 7], particles);
+            batches.set_coefficients(&w, 1e4);
+            let (mut x, mut lambda) = (x0.clone(), vec![0.0; 7]);
+            let (mut x_ref, mut lambda_ref) = (x0.clone(), vec![0.0; 7]);
+            let (mut x_baseline, mut lambda_baseline) = (x0.clone(), vec![0.0; 7]);
+            for _ in 0..3 {
+                batches.project_sweep(&mut x, &mut lambda);
+                reference_sweep(&mut x_ref, &w, &rows, &mut lambda_ref, 1e4);
+                // SAFETY: `f32x8` runs on every CPU.
+                unsafe {
+                    batches.project_sweep_unchecked::<f32x8>(&mut x_baseline, &mut lambda_baseline)
+                };
+            }
+            assert_ne!(bits(&x), bits(&x0), "the sweep moved particles");
+            assert_eq!(bits(&x), bits(&x_ref));
+            assert_eq!(bits(&x_baseline), bits(&x_ref), "without AVX2");
+            assert_eq!(lambda_bits(&lambda), lambda_bits(&lambda_ref));
+        }
     }
 
     #[test]
@@ -838,7 +1019,7 @@ mod tests {
             batches.max_relative_stretch(x)
         };
         for batches in [
-            DistanceBatches::new(&rows, &[0; 4]),
+            DistanceBatches::new(&rows, &[0; 4], x.len()),
             DistanceBatches::serial(&rows),
         ] {
             let stretch = stretch_of(batches, &x);
@@ -846,14 +1027,14 @@ mod tests {
         }
         // A tiny rest length, satisfied: no stretch (1/d² would overflow).
         let tiny = [Vec2::ZERO, Vec2::new(1e-20, 0.0)];
-        let stretch = stretch_of(DistanceBatches::new(&[row(0, 1, 1e-20)], &[0]), &tiny);
+        let stretch = stretch_of(DistanceBatches::new(&[row(0, 1, 1e-20)], &[0], 2), &tiny);
         assert!(stretch.abs() < 1e-6, "{stretch}");
         // Strong compression (length d/1000): 1 − r would lose r's low bits.
         let squeezed = [Vec2::ZERO, Vec2::new(1e-3, 0.0)];
-        let stretch = stretch_of(DistanceBatches::new(&[row(0, 1, 1.0)], &[0]), &squeezed);
+        let stretch = stretch_of(DistanceBatches::new(&[row(0, 1, 1.0)], &[0], 2), &squeezed);
         assert!((stretch - 0.999).abs() < 1e-6, "{stretch}");
         let stretched = [row(0, 1, 1.0), row(4, 5, 0.0)];
-        let stretch = stretch_of(DistanceBatches::new(&stretched, &[0; 2]), &x);
+        let stretch = stretch_of(DistanceBatches::new(&stretched, &[0; 2], x.len()), &x);
         assert!((stretch - 0.1).abs() < 1e-6, "{stretch}");
     }
 
@@ -874,7 +1055,7 @@ mod tests {
             .collect();
         let (order, colours) = colour_order(&rows, x0.len());
         let rows: Vec<DistanceRow> = order.iter().map(|&k| rows[k]).collect();
-        let mut batches = DistanceBatches::new(&rows, &colours);
+        let mut batches = DistanceBatches::new(&rows, &colours, x0.len());
         let rigid_runs = batches.runs.iter().filter(|r| r.rigid).count();
         assert!(rigid_runs > 0 && rigid_runs < batches.runs.len());
         for run in &batches.runs {

@@ -39,16 +39,17 @@ pub(crate) enum GroupRows {
         /// Second particle of each lane.
         b: [u32; LANES],
     },
-    /// A full group with a(l) = `a` + o(l), b(l) = `b` + o(l) (o = [`CONSECUTIVE_ORDER`]; e.g.
-    /// a grid's vertical edges).
+    /// a(l) = `a` + o(l), b(l) = `b` + o(l) (o = [`CONSECUTIVE_ORDER`]; e.g. a grid's vertical
+    /// edges). Lanes past a smaller group's count are holes: their rows, distinct particle rows
+    /// too, are read and written back unchanged.
     Consecutive {
         /// a(0).
         a: u32,
         /// b(0).
         b: u32,
     },
-    /// A full group with a(l) = `a` + 2 o(l), b(l) = a(l) + 1 (o = [`PAIRED_ORDER`]; e.g. every
-    /// other edge of a row).
+    /// a(l) = `a` + 2 o(l), b(l) = a(l) + 1 (o = [`PAIRED_ORDER`]; e.g. every other edge of a
+    /// row); holes as for `Consecutive`.
     Paired {
         /// a(0).
         a: u32,
@@ -97,10 +98,12 @@ pub(crate) unsafe fn gather_deltas<V: Lanes8>(x: &[Vec2], rows: &GroupRows) -> (
 }
 
 /// x[a(l)] += `step_a`[l] and x[b(l)] −= `step_b`[l] ((x, y) vectors of lanes `V`, m) for the
-/// lanes l < `count` (always [`LANES`] for consecutive and paired rows).
+/// lanes l < `count`; consecutive and paired rows are written in every lane (holes must have
+/// steps of −0 and +0).
 ///
 /// # Safety
-/// Every row of `rows` indexes `x`; the rows of the first `count` lanes are distinct.
+/// Every row of `rows` indexes `x`; the rows of the first `count` lanes are distinct, and for
+/// consecutive and paired rows those of all lanes.
 #[inline(always)]
 pub(crate) unsafe fn correct<V: Lanes8>(
     x: &mut [Vec2],

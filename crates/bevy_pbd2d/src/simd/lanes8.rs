@@ -27,7 +27,12 @@ pub(crate) trait Lanes8:
     fn larger(self, candidate: Self) -> Self;
     /// `candidate` where it is < `self`, `self` elsewhere (a NaN candidate is ignored).
     fn smaller(self, candidate: Self) -> Self;
+    /// `self` in the lanes l < `count`, `elsewhere` in the others.
+    fn where_lane_below(self, count: usize, elsewhere: f32) -> Self;
 }
+
+/// Each lane's index.
+const LANE_INDEX: [f32; 8] = [0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0];
 
 impl Lanes8 for f32x8 {
     #[inline(always)]
@@ -61,6 +66,11 @@ impl Lanes8 for f32x8 {
     #[inline(always)]
     fn smaller(self, candidate: Self) -> Self {
         candidate.simd_lt(self).select(candidate, self)
+    }
+    #[inline(always)]
+    fn where_lane_below(self, count: usize, elsewhere: f32) -> Self {
+        let below = f32x8::new(LANE_INDEX).simd_lt(f32x8::splat(count as f32));
+        below.select(self, f32x8::splat(elsewhere))
     }
 }
 
@@ -154,6 +164,12 @@ pub(crate) mod avx {
         fn smaller(self, candidate: Self) -> Self {
             let mask = unsafe { _mm256_cmp_ps::<_CMP_LT_OQ>(candidate.0, self.0) };
             Self(unsafe { _mm256_blendv_ps(self.0, candidate.0, mask) })
+        }
+        #[inline(always)]
+        fn where_lane_below(self, count: usize, elsewhere: f32) -> Self {
+            let index = unsafe { _mm256_loadu_ps(LANE_INDEX.as_ptr()) };
+            let below = unsafe { _mm256_cmp_ps::<_CMP_LT_OQ>(index, _mm256_set1_ps(count as f32)) };
+            Self(unsafe { _mm256_blendv_ps(_mm256_set1_ps(elsewhere), self.0, below) })
         }
     }
 }
