@@ -82,6 +82,9 @@ pub(crate) enum Layout {
 struct Group {
     /// First row.
     start: u32,
+    /// Particle rows a(0) and b(0) of its first lane (read without the group's other rows by
+    /// the contiguous layouts).
+    first_rows: [u32; 2],
     /// Number of rows (1 ..= [`LANES`]; at least [`MIN_CONTIGUOUS`] unless scattered).
     count: u8,
     /// Where their particle rows are.
@@ -176,6 +179,7 @@ fn group_run(a: &[u32], b: &[u32], run: &ColourRun, particles: usize, groups: &m
         });
         groups.push(Group {
             start: k as u32,
+            first_rows: [a[k], b[k]],
             count: count as u8,
             layout,
         });
@@ -421,10 +425,8 @@ impl DistanceBatches {
                     f(start, count, &rows);
                 }
                 Layout::Consecutive => {
-                    let rows = GroupRows::Consecutive {
-                        a: self.a[start],
-                        b: self.b[start],
-                    };
+                    let [a, b] = group.first_rows;
+                    let rows = GroupRows::Consecutive { a, b };
                     contiguous_count(
                         count,
                         #[inline(always)]
@@ -432,7 +434,9 @@ impl DistanceBatches {
                     );
                 }
                 Layout::Paired => {
-                    let rows = GroupRows::Paired { a: self.a[start] };
+                    let rows = GroupRows::Paired {
+                        a: group.first_rows[0],
+                    };
                     contiguous_count(
                         count,
                         #[inline(always)]
@@ -869,15 +873,11 @@ mod tests {
         );
         for group in &batches.groups {
             let (start, count) = (group.start as usize, group.count as usize);
+            let [a, b] = group.first_rows;
             let lanes = match group.layout {
                 Layout::Scattered => continue,
-                Layout::Consecutive => GroupRows::Consecutive {
-                    a: batches.a[start],
-                    b: batches.b[start],
-                },
-                Layout::Paired => GroupRows::Paired {
-                    a: batches.a[start],
-                },
+                Layout::Consecutive => GroupRows::Consecutive { a, b },
+                Layout::Paired => GroupRows::Paired { a },
             }
             .lanes();
             assert!(count >= MIN_CONTIGUOUS);
