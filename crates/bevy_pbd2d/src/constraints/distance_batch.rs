@@ -11,16 +11,17 @@
 //! `PAIRED_ORDER`, as the edges of a grid are once each colour is sorted by row and each run
 //! fills whole groups first ([`colour_order`](super::distance::colour_order)), has its positions
 //! moved several rows per load and store ([`lane_positions`](super::lane_positions)). A run's
-//! remainder of 6 or 7 such rows (a grid row of 39 diagonals leaves 7) forms a contiguous group
-//! with holes: the lanes past its constraints read and write back the pattern's rows unchanged
-//! (corrections of −0 and +0), so those rows must be distinct particle rows. The
+//! remainder of 6 or 7 consecutive rows, or of 7 paired ones (a grid row of 39 diagonals leaves
+//! 7), forms a contiguous group with holes when the rows of its missing lanes are distinct
+//! particle rows: those lanes read and write back their rows unchanged (corrections of −0 and
+//! +0); other remainders are gathered. The
 //! projection is written once on 8-lane vectors (`Lanes8`): two SSE vectors in the baseline
 //! build, one AVX vector where the CPU has AVX2.
 //!
 //! Every constraint, in a full group, a smaller one or alone, goes through the same code and so
 //! the same IEEE operations in the same order (no fused multiply-add, no approximate reciprocal
-//! square root), on [`LANES`]-wide SIMD vectors whose unused lanes are dropped: the result does
-//! not depend on how constraints are grouped. Positions are moved by
+//! square root), on [`LANES`]-wide SIMD vectors whose unused lanes are dropped (holes write back
+//! what they read): the result does not depend on how constraints are grouped. Positions are moved by
 //! [`lane_positions`](super::lane_positions).
 //!
 //! Per constraint and step, with α̃ = α/Δt² (\[MMC16\] eq. 18) and k = 1/(w₁ + w₂ + α̃), set to 0
@@ -150,7 +151,8 @@ fn contiguous_count(count: usize, mut f: impl FnMut(usize)) {
     match count {
         LANES => f(LANES),
         7 => f(7),
-        _ => f(6),
+        6 => f(6),
+        _ => unreachable!("a contiguous group of {count} constraints"),
     }
 }
 
@@ -290,12 +292,16 @@ impl DistanceBatches {
     /// the last call.
     pub fn set_coefficients(&mut self, w: &[f32], inv_dt2: f32) {
         let same = |(cached_w, cached_inv_dt2): &(Vec<f32>, f32)| {
+            // Every pair compared (no early exit), which vectorises.
+            let differing_bits = |(p, q): (&f32, &f32)| p.to_bits() ^ q.to_bits();
             cached_inv_dt2.to_bits() == inv_dt2.to_bits()
                 && cached_w.len() == w.len()
                 && cached_w
                     .iter()
                     .zip(w)
-                    .all(|(p, q)| p.to_bits() == q.to_bits())
+                    .map(differing_bits)
+                    .fold(0, |a, d| a | d)
+                    == 0
         };
         if self.coefficients_for.as_ref().is_some_and(same) {
             return;
@@ -342,7 +348,14 @@ impl DistanceBatches {
 
     /// One Gauss-Seidel sweep over all constraints in row order, with the coefficients of the
     /// last [`set_coefficients`](Self::set_coefficients). `x` are the particle positions (m),
-    /// `lambda` the accumulated Lagrange multiplier λ (kg·m) of each constraint.
+    /// `lambda` the accumulated Lagrange multiplier λ (kg·m) of each constraint. Positions no
+    /// constraint moves keep their bits, except that a signalling NaN next to a group's
+    /// particles may come back quiet (the plugin's prediction step has quieted them already).
+    ///
+    /// # Panics
+    /// If `lambda` has not one entry per constraint, if `set_coefficients` did not get one
+    /// inverse mass per position, or if `x` has fewer positions than the particle count the
+    /// layout was made for ([`new`](Self::new)).
     pub fn project_sweep(&self, x: &mut [Vec2], lambda: &mut [f32]) {
         assert_eq!(lambda.len(), self.len(), "one λ per constraint");
         self.check_rows(x);
@@ -402,9 +415,9 @@ impl DistanceBatches {
         );
     }
 
-    /// Calls `f(start, count, rows)` for every group of `groups`: once per layout, and for full
-    /// groups with `count` = [`LANES`], so that each inlined `f` is compiled for its own rows and
-    /// count.
+    /// Calls `f(start, count, rows)` for every group of `groups`, with `count` a constant for full
+    /// scattered groups and for each count of contiguous ones, so that each inlined `f` is
+    /// compiled for its own rows and count.
     #[inline(always)]
     fn for_each_group(&self, groups: &[Group], mut f: impl FnMut(usize, usize, &GroupRows)) {
         for group in groups {
@@ -511,8 +524,9 @@ unsafe fn load_lanes<V: Lanes8>(v: &[f32], start: usize, count: usize) -> V {
 }
 
 /// Projects constraints `start .. start + count` (`count` ≤ [`LANES`]) on lanes `V`; they
-/// must share no particle when `count` > 1 (nor with the holes of contiguous `rows`). `RIGID`: every one has α = 0, so α̃ λ (±0 while λ
-/// is finite) is left out, which gives the same bits: d − ‖x₁ − x₂‖ is never −0.
+/// must share no particle when `count` > 1 (nor with the holes of contiguous `rows`). `RIGID`:
+/// every one has α = 0, so α̃ λ (±0 while λ is finite) is left out, which gives the same bits:
+/// d − ‖x₁ − x₂‖ is never −0.
 #[inline(always)]
 fn project_group<V: PositionLanes, const RIGID: bool>(
     batches: &DistanceBatches,
@@ -523,7 +537,8 @@ fn project_group<V: PositionLanes, const RIGID: bool>(
     lambda: &mut [f32],
 ) {
     // SAFETY: `check_rows` ran: every `a` and `b` is less than `x.len()`, and `rows` are rows
-    // of constraints (or repeat lane 0).
+    // of constraints (or repeat lane 0), or holes' rows, less than the particle count of the
+    // layout, which is at most `x.len()`.
     let (dx, dy) = unsafe { V::gather_deltas(x, rows) };
     let length = (dx * dx + dy * dy).sqrt();
     let inv_length = V::splat(1.0) / length;
@@ -934,58 +949,88 @@ mod tests {
 
     #[test]
     fn holes_are_written_back_bit_for_bit_and_only_where_they_fit() {
-        // Seven constraints a → a + offset, a = 0 .. 7 in lane order, in one colour: a group
-        // with one hole, whose rows are 7 and 7 + offset.
-        let rows_with = |offset: u32| -> Vec<DistanceRow> {
-            (CONSECUTIVE_ORDER[..7].iter())
-                .map(|&a| DistanceRow {
-                    a,
-                    b: a + offset,
-                    rest_length: 0.9,
-                    compliance: 0.0,
-                })
-                .collect()
+        // `count` constraints of one colour in lane order: consecutive a → a + offset, a = 0 ..
+        // count, or paired 2p → 2p + 1, p = 0 .. count. Their group's holes are the pattern's
+        // rows of the lanes count .. 8.
+        let consecutive = |count: usize, offset: u32| -> Vec<DistanceRow> {
+            let a = CONSECUTIVE_ORDER[..count].iter().map(|&o| (o, o + offset));
+            a.map(|(a, b)| DistanceRow {
+                a,
+                b,
+                rest_length: 0.9,
+                compliance: 0.0,
+            })
+            .collect()
+        };
+        let paired = |count: usize| -> Vec<DistanceRow> {
+            let a = PAIRED_ORDER[..count].iter().map(|&o| (2 * o, 2 * o + 1));
+            a.map(|(a, b)| DistanceRow {
+                a,
+                b,
+                rest_length: 0.2,
+                compliance: 1e-6,
+            })
+            .collect()
         };
         let layout_of = |rows: &[DistanceRow], particles: usize| {
-            let batches = DistanceBatches::new(rows, &[0; 7], particles);
+            let batches = DistanceBatches::new(rows, &vec![0; rows.len()], particles);
             (batches.groups.len(), batches.groups[0].layout)
         };
-        assert_eq!(layout_of(&rows_with(10), 20), (1, Layout::Consecutive));
         // The hole's second row (17) is not a particle.
-        assert_eq!(layout_of(&rows_with(10), 17).1, Layout::Scattered);
+        assert_eq!(layout_of(&consecutive(7, 10), 17).1, Layout::Scattered);
         // The hole's first row (7) is the first constraint's second particle.
-        assert_eq!(layout_of(&rows_with(7), 20).1, Layout::Scattered);
+        assert_eq!(layout_of(&consecutive(7, 7), 20).1, Layout::Scattered);
+        // Fewer than `MIN_CONTIGUOUS` constraints are gathered.
+        assert_eq!(layout_of(&consecutive(5, 10), 20).1, Layout::Scattered);
 
-        let rows = rows_with(10);
-        let mut seed = 11;
-        let mut x0: Vec<Vec2> = (0..20)
-            .map(|i| {
-                Vec2::new(i as f32 * 0.3, (i / 10) as f32)
-                    + 0.1 * Vec2::new(lcg(&mut seed), lcg(&mut seed))
-            })
-            .collect();
-        // The hole's rows: −0, ∞ and NaN must come back as they were.
-        x0[7] = Vec2::new(-0.0, f32::INFINITY);
-        x0[17] = Vec2::new(f32::NAN, -0.0);
-        let w = vec![1.0; 20];
-        for particles in [20, 17] {
-            let mut batches = DistanceBatches::new(&rows, &[0; 7], particles);
-            batches.set_coefficients(&w, 1e4);
-            let (mut x, mut lambda) = (x0.clone(), vec![0.0; 7]);
-            let (mut x_ref, mut lambda_ref) = (x0.clone(), vec![0.0; 7]);
-            let (mut x_baseline, mut lambda_baseline) = (x0.clone(), vec![0.0; 7]);
-            for _ in 0..3 {
-                batches.project_sweep(&mut x, &mut lambda);
-                reference_sweep(&mut x_ref, &w, &rows, &mut lambda_ref, 1e4);
-                // SAFETY: `f32x8` runs on every CPU.
-                unsafe {
-                    batches.project_sweep_unchecked::<f32x8>(&mut x_baseline, &mut lambda_baseline)
-                };
+        let cases = [
+            (consecutive(7, 10), Layout::Consecutive),
+            (consecutive(6, 10), Layout::Consecutive),
+            (paired(7), Layout::Paired),
+        ];
+        for (rows, layout) in cases {
+            let m = rows.len();
+            assert_eq!(layout_of(&rows, 20), (1, layout), "{m} rows");
+            let rows_of = |rows: GroupRows| rows.lanes();
+            let (a, b) = rows_of(match layout {
+                Layout::Paired => GroupRows::Paired { a: 0 },
+                _ => GroupRows::Consecutive { a: 0, b: 10 },
+            });
+            let mut seed = 11;
+            let mut x0: Vec<Vec2> = (0..20)
+                .map(|i| {
+                    Vec2::new(i as f32 * 0.3, (i / 10) as f32)
+                        + 0.1 * Vec2::new(lcg(&mut seed), lcg(&mut seed))
+                })
+                .collect();
+            // The holes' rows: −0, ∞ and NaN must come back as they were.
+            for l in m..LANES {
+                x0[a[l] as usize] = Vec2::new(-0.0, f32::INFINITY);
+                x0[b[l] as usize] = Vec2::new(f32::NAN, -0.0);
             }
-            assert_ne!(bits(&x), bits(&x0), "the sweep moved particles");
-            assert_eq!(bits(&x), bits(&x_ref));
-            assert_eq!(bits(&x_baseline), bits(&x_ref), "without AVX2");
-            assert_eq!(lambda_bits(&lambda), lambda_bits(&lambda_ref));
+            let w = vec![1.0; 20];
+            // 17 particle rows: the consecutive groups are gathered (their holes would reach
+            // row 17), the paired one is not.
+            for particles in [20, 17] {
+                let mut batches = DistanceBatches::new(&rows, &[0; 7][..m], particles);
+                batches.set_coefficients(&w, 1e4);
+                let (mut x, mut lambda) = (x0.clone(), vec![0.0; m]);
+                let (mut x_ref, mut lambda_ref) = (x0.clone(), vec![0.0; m]);
+                let (mut x_baseline, mut lambda_baseline) = (x0.clone(), vec![0.0; m]);
+                for _ in 0..3 {
+                    batches.project_sweep(&mut x, &mut lambda);
+                    reference_sweep(&mut x_ref, &w, &rows, &mut lambda_ref, 1e4);
+                    // SAFETY: `f32x8` runs on every CPU.
+                    unsafe {
+                        batches
+                            .project_sweep_unchecked::<f32x8>(&mut x_baseline, &mut lambda_baseline)
+                    };
+                }
+                assert_ne!(bits(&x), bits(&x0), "the sweep moved particles");
+                assert_eq!(bits(&x), bits(&x_ref), "{m} rows, {particles} particles");
+                assert_eq!(bits(&x_baseline), bits(&x_ref), "without AVX2");
+                assert_eq!(lambda_bits(&lambda), lambda_bits(&lambda_ref));
+            }
         }
     }
 

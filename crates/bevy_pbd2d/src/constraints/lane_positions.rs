@@ -345,7 +345,8 @@ mod sse {
             lane_pairs(step_b.0, step_b.1),
         );
         // SAFETY (all): SSE is part of x86_64; every row indexes `x`; the used lanes' rows are
-        // distinct, and lane l + 1 is stored only when used.
+        // distinct (for contiguous rows, those of every lane: holes included), and a scattered
+        // lane l + 1 is stored only when used.
         unsafe {
             match *rows {
                 GroupRows::Scattered { a, b } => {
@@ -581,6 +582,33 @@ mod tests {
                     assert_eq!((dx.to_array()[l], dy.to_array()[l]), (d.x, d.y), "{rows:?}");
                 }
                 let counts: &[usize] = if full { &[1, 4, 7, 8] } else { &[LANES] };
+                for count in (!full).then_some(6..LANES).into_iter().flatten() {
+                    // A contiguous group with holes: −0 and +0 steps in the unused lanes, whose
+                    // rows (here −0, ∞ and NaN coordinates) come back bit for bit.
+                    let mut x_holes = x0.clone();
+                    for l in count..LANES {
+                        x_holes[a[l] as usize] = Vec2::new(-0.0, f32::INFINITY);
+                        x_holes[b[l] as usize] = Vec2::new(f32::NAN, -0.0);
+                    }
+                    let hole = |v: f32x8, zero: f32| {
+                        let mut lanes = v.to_array();
+                        lanes[count..].fill(zero);
+                        f32x8::new(lanes)
+                    };
+                    let step_a = (hole(dx, -0.0), hole(dy, -0.0));
+                    let step_b = (hole(dy, 0.0), hole(dx, 0.0));
+                    let (mut x, mut y) = (x_holes.clone(), x_holes.clone());
+                    correct(&mut x, &rows, count, step_a, step_b);
+                    portable::correct(&mut y, &rows, count, step_a, step_b);
+                    assert_eq!(bits(&x), bits(&y), "{rows:?} count {count}");
+                    let (new, old) = (bits(&x), bits(&x_holes));
+                    let moved = new.iter().zip(&old).filter(|(p, q)| p != q).count();
+                    assert_eq!(
+                        moved,
+                        2 * count,
+                        "{rows:?}: the holes' rows keep their bits"
+                    );
+                }
                 for &count in counts {
                     let (mut x, mut y) = (x0.clone(), x0.clone());
                     correct(&mut x, &rows, count, (dx, dy), (dy, dx));
