@@ -590,19 +590,7 @@ fn project_group<V: PositionLanes, const RIGID: bool>(
         )
     };
     let (step_a, step_b) = (w_a * d_lambda, w_b * d_lambda);
-    let (mut step_a, mut step_b) = ((step_a * nx, step_a * ny), (step_b * nx, step_b * ny));
-    if count < LANES && !matches!(rows, GroupRows::Scattered { .. }) {
-        // The holes of a contiguous group: x + (−0) and x − (+0) give x (−0, ±∞ and quiet NaN
-        // included), so their rows are written back as they were read.
-        step_a = (
-            step_a.0.where_lane_below(count, -0.0),
-            step_a.1.where_lane_below(count, -0.0),
-        );
-        step_b = (
-            step_b.0.where_lane_below(count, 0.0),
-            step_b.1.where_lane_below(count, 0.0),
-        );
-    }
+    let (step_a, step_b) = ((step_a * nx, step_a * ny), (step_b * nx, step_b * ny));
     // SAFETY: as above; the used lanes' particles are distinct (one colour, or one lane), and
     // a contiguous group's holes are particle rows distinct from them (`contiguous_layout`,
     // `check_rows`).

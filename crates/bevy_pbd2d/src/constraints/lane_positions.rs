@@ -98,8 +98,8 @@ pub(crate) unsafe fn gather_deltas<V: Lanes8>(x: &[Vec2], rows: &GroupRows) -> (
 }
 
 /// x[a(l)] += `step_a`[l] and x[b(l)] −= `step_b`[l] ((x, y) vectors of lanes `V`, m) for the
-/// lanes l < `count`; consecutive and paired rows are written in every lane (holes must have
-/// steps of −0 and +0).
+/// lanes l < `count`. Consecutive and paired rows are moved in every lane: the rows of the lanes
+/// past `count` (holes) are written back as they were read ([`without_holes`]).
 ///
 /// # Safety
 /// Every row of `rows` indexes `x`; the rows of the first `count` lanes are distinct, and for
@@ -109,9 +109,10 @@ pub(crate) unsafe fn correct<V: Lanes8>(
     x: &mut [Vec2],
     rows: &GroupRows,
     count: usize,
-    (ax, ay): (V, V),
-    (bx, by): (V, V),
+    step_a: (V, V),
+    step_b: (V, V),
 ) {
+    let ((ax, ay), (bx, by)) = without_holes(rows, count, step_a, step_b);
     let (step_a, step_b) = (
         (ax.to_f32x8(), ay.to_f32x8()),
         (bx.to_f32x8(), by.to_f32x8()),
@@ -126,6 +127,31 @@ pub(crate) unsafe fn correct<V: Lanes8>(
     unsafe {
         portable::correct(x, rows, count, step_a, step_b)
     };
+}
+
+/// `step_a` and `step_b` with −0 and +0 in the holes of contiguous `rows` (the lanes past
+/// `count`): x + (−0) and x − (+0) are x (−0, ±∞ and quiet NaN included), so moving every lane
+/// writes the holes' rows back as they were read.
+#[inline(always)]
+fn without_holes<V: Lanes8>(
+    rows: &GroupRows,
+    count: usize,
+    step_a: (V, V),
+    step_b: (V, V),
+) -> ((V, V), (V, V)) {
+    if count >= LANES || matches!(rows, GroupRows::Scattered { .. }) {
+        return (step_a, step_b);
+    }
+    (
+        (
+            step_a.0.where_lane_below(count, -0.0),
+            step_a.1.where_lane_below(count, -0.0),
+        ),
+        (
+            step_b.0.where_lane_below(count, 0.0),
+            step_b.1.where_lane_below(count, 0.0),
+        ),
+    )
 }
 
 /// Lanes `Self` that positions are read into and corrected from: by default through
@@ -505,6 +531,7 @@ mod avx {
             step_a: (Self, Self),
             step_b: (Self, Self),
         ) {
+            let (step_a, step_b) = without_holes(rows, count, step_a, step_b);
             // SAFETY (all): every row indexes `x` and they are distinct; only reached from code
             // compiled for AVX2.
             match *rows {
@@ -583,20 +610,21 @@ mod tests {
                 }
                 let counts: &[usize] = if full { &[1, 4, 7, 8] } else { &[LANES] };
                 for count in (!full).then_some(6..LANES).into_iter().flatten() {
-                    // A contiguous group with holes: −0 and +0 steps in the unused lanes, whose
-                    // rows (here −0, ∞ and NaN coordinates) come back bit for bit.
+                    // A contiguous group with holes: the unused lanes' rows (here −0, ∞ and NaN
+                    // coordinates) come back bit for bit.
                     let mut x_holes = x0.clone();
                     for l in count..LANES {
                         x_holes[a[l] as usize] = Vec2::new(-0.0, f32::INFINITY);
                         x_holes[b[l] as usize] = Vec2::new(f32::NAN, -0.0);
                     }
-                    let hole = |v: f32x8, zero: f32| {
+                    // Whatever the steps of the holes (here NaN and +0), they are not applied.
+                    let hole = |v: f32x8, value: f32| {
                         let mut lanes = v.to_array();
-                        lanes[count..].fill(zero);
+                        lanes[count..].fill(value);
                         f32x8::new(lanes)
                     };
-                    let step_a = (hole(dx, -0.0), hole(dy, -0.0));
-                    let step_b = (hole(dy, 0.0), hole(dx, 0.0));
+                    let step_a = (hole(dx, f32::NAN), hole(dy, 0.0));
+                    let step_b = (hole(dy, f32::NAN), hole(dx, -0.0));
                     let (mut x, mut y) = (x_holes.clone(), x_holes.clone());
                     correct(&mut x, &rows, count, step_a, step_b);
                     portable::correct(&mut y, &rows, count, step_a, step_b);
