@@ -13,6 +13,8 @@
 //!
 //! W has units 1/m² and integrates to 1 over the plane.
 
+use core::ops::{Add, Div, Mul, Sub};
+
 use bevy::math::Vec2;
 
 /// The cubic spline kernel for a fixed support radius h (m).
@@ -56,21 +58,21 @@ impl CubicSpline {
     }
 
     /// W(d) (1/m²) and the factor s (1/m⁴) with ∇W(r) = s r, at distances `d` = ‖r‖ (m), for
-    /// [`LANES`] pairs at once. Branch-free; s stays finite at d = 0 (the inner piece is
+    /// a vector of pairs at once. Branch-free; s stays finite at d = 0 (the inner piece is
     /// s = 6σ/h² (3q − 2)), and both are 0 for d ≥ h.
     #[inline(always)]
-    fn terms(&self, d: Lanes) -> (Lanes, Lanes) {
-        let q = d * self.inv_h;
+    fn terms<V: KernelLanes>(&self, d: V) -> (V, V) {
+        let s = V::splat;
+        let q = d * s(self.inv_h);
         let q2 = q * q;
-        let inner_w = (q2 * q * 6.0 - q2 * 6.0 + 1.0) * self.sigma;
-        let inner_s = (q * 3.0 - 2.0) * (self.gradient_factor * self.inv_h);
-        let a = (Lanes::ONE - q).fast_max(Lanes::ZERO);
-        let outer_w = a * a * a * (2.0 * self.sigma);
-        let outer_s = a * a * (-self.gradient_factor) / d;
-        let inner = q.simd_le(Lanes::splat(0.5));
+        let inner_w = (q2 * q * s(6.0) - q2 * s(6.0) + s(1.0)) * s(self.sigma);
+        let inner_s = (q * s(3.0) - s(2.0)) * s(self.gradient_factor * self.inv_h);
+        let a = (s(1.0) - q).max(s(0.0));
+        let outer_w = a * a * a * s(2.0 * self.sigma);
+        let outer_s = a * a * s(-self.gradient_factor) / d;
         (
-            inner.select(inner_w, outer_w),
-            inner.select(inner_s, outer_s),
+            q.select_le(s(0.5), inner_w, outer_w),
+            q.select_le(s(0.5), inner_s, outer_s),
         )
     }
 
@@ -87,18 +89,80 @@ impl CubicSpline {
     /// W and ∇W of [`LANES`] offsets rᵢⱼ = (`rx`, `ry`) with lengths `d` at once.
     #[inline(always)]
     pub fn batch(&self, rx: Lanes, ry: Lanes, d: Lanes) -> KernelBatch {
+        let (w, gx, gy) = self.batch_of(rx, ry, d);
+        KernelBatch { w, gx, gy }
+    }
+
+    /// W, ∇W·x̂ and ∇W·ŷ of the offsets (`rx`, `ry`) with lengths `d` in the lanes of `V`; each
+    /// lane has the bits of [`CubicSpline::batch`].
+    #[inline(always)]
+    pub(crate) fn batch_of<V: KernelLanes>(&self, rx: V, ry: V, d: V) -> (V, V, V) {
         let (w, s) = self.terms(d);
-        KernelBatch {
-            w,
-            gx: rx * s,
-            gy: ry * s,
-        }
+        (w, rx * s, ry * s)
     }
 
     /// ∇W with respect to xᵢ for r = xᵢ − xⱼ (1/m³); zero for ‖r‖ ≥ h.
     #[inline]
     pub fn gradient(&self, r: Vec2) -> Vec2 {
         self.value_and_gradient(r, r.length()).1
+    }
+}
+
+/// The lane operations of the kernel, on the fluid's [`Lanes`] and on the 8-lane vectors of the
+/// density pass (`wide::f32x8`, and one AVX register where the CPU has AVX2): the same IEEE
+/// operation per lane in each.
+pub(crate) trait KernelLanes:
+    Copy + Add<Output = Self> + Sub<Output = Self> + Mul<Output = Self> + Div<Output = Self>
+{
+    /// Every lane `v`.
+    fn splat(v: f32) -> Self;
+    /// The larger of the two in each lane (x86 `maxps`: `other` where either is NaN).
+    fn max(self, other: Self) -> Self;
+    /// `if_true` where `self` ≤ `rhs`, `if_false` elsewhere (and where either is NaN).
+    fn select_le(self, rhs: Self, if_true: Self, if_false: Self) -> Self;
+}
+
+macro_rules! wide_kernel_lanes {
+    ($t:ty) => {
+        impl KernelLanes for $t {
+            #[inline(always)]
+            fn splat(v: f32) -> Self {
+                <$t>::splat(v)
+            }
+            #[inline(always)]
+            fn max(self, other: Self) -> Self {
+                self.fast_max(other)
+            }
+            #[inline(always)]
+            fn select_le(self, rhs: Self, if_true: Self, if_false: Self) -> Self {
+                self.simd_le(rhs).select(if_true, if_false)
+            }
+        }
+    };
+}
+wide_kernel_lanes!(wide::f32x4);
+wide_kernel_lanes!(wide::f32x8);
+
+#[cfg(target_arch = "x86_64")]
+impl KernelLanes for crate::simd::Avx8 {
+    #[inline(always)]
+    fn splat(v: f32) -> Self {
+        <Self as crate::simd::Lanes8>::splat(v)
+    }
+    #[inline(always)]
+    fn max(self, other: Self) -> Self {
+        use core::arch::x86_64::_mm256_max_ps;
+        // SAFETY: values of this type exist only where the CPU has AVX.
+        unsafe { Self::from_m256(_mm256_max_ps(self.m256(), other.m256())) }
+    }
+    #[inline(always)]
+    fn select_le(self, rhs: Self, if_true: Self, if_false: Self) -> Self {
+        use core::arch::x86_64::{_CMP_LE_OQ, _mm256_blendv_ps, _mm256_cmp_ps};
+        // SAFETY: as above.
+        unsafe {
+            let le = _mm256_cmp_ps::<_CMP_LE_OQ>(self.m256(), rhs.m256());
+            Self::from_m256(_mm256_blendv_ps(if_false.m256(), if_true.m256(), le))
+        }
     }
 }
 

@@ -20,15 +20,17 @@
 //! correction.
 
 use bevy::prelude::*;
+use wide::f32x8;
 
 use crate::degenerate::pair_direction;
 use crate::fluid::FluidSettings;
-use crate::kernel::{CubicSpline, LANES, Lanes, lengths, sum_lanes};
+use crate::kernel::{CubicSpline, KernelLanes, LANES, Lanes, lengths, sum_lanes};
 use crate::neighbors::{NeighborChunk, NeighborState, RowRanges, chunks_fit, lanes_below};
 use crate::parallel::{CHUNK, threads_for};
 use crate::phased::{FINISHED, PhaseShared, run_phases};
+use crate::simd::Lanes8;
 #[cfg(target_arch = "x86_64")]
-use crate::simd::has_avx2;
+use crate::simd::{Avx8, has_avx2};
 use crate::solver::SolverState;
 use crate::stats::{PbdStats, Phase};
 
@@ -53,6 +55,12 @@ pub struct DensityState {
     /// Σ max(ρᵢ − ρ0, 0) (kg/m²) of each block of [`CHUNK`] rows in the last density pass.
     pub block_errors: Vec<f64>,
 }
+
+/// The vectors of two neighbour batches (2 [`LANES`] lanes) the density pass evaluates the
+/// kernel on: [`f32x8`] (two SSE vectors, or portable), or one AVX register inside code
+/// compiled for AVX2. Both give the same bits.
+trait PairLanes: Lanes8 + KernelLanes {}
+impl<V: Lanes8 + KernelLanes> PairLanes for V {}
 
 /// Constants of one solve.
 #[derive(Clone, Copy)]
@@ -133,11 +141,13 @@ impl Fluid<'_> {
     }
 
     /// ρᵢ, λᵢ and Σₖ Ψₖ∇Wᵢₖ of row `i` (the chunk's k-th) into `row`, in one pass over the
-    /// neighbours, [`LANES`] pairs at a time; stores ∇Wᵢⱼ in the chunk's per-batch scratch for
-    /// [`Fluid::correction`]. The fields are written one by one (a
+    /// neighbours, two batches of [`LANES`] pairs at a time on lanes `V` (8: one AVX register
+    /// where the CPU has AVX2; the fluid sums are lane-wise over the batch pairs, then lanes l
+    /// and l + 4, then as [`sum_lanes`]: the same bits on every path); stores ∇Wᵢⱼ in the
+    /// chunk's per-batch scratch for [`Fluid::correction`]. The fields are written one by one (a
     /// whole-row value assembled on the stack and copied out stalls store forwarding on x86).
     #[inline(always)]
-    fn density_and_lambda(
+    fn density_and_lambda<V: PairLanes>(
         &self,
         x: &[Vec2],
         chunk: &mut NeighborChunk,
@@ -146,17 +156,17 @@ impl Fluid<'_> {
         row: &mut DensityRow,
     ) {
         if self
-            .density_and_lambda_with::<false>(x, chunk, k, i, row)
+            .density_and_lambda_with::<V, false>(x, chunk, k, i, row)
             .is_none()
         {
-            self.density_and_lambda_coincident(x, chunk, k, i, row);
+            self.density_and_lambda_coincident::<V>(x, chunk, k, i, row);
         }
     }
 
     /// [`Fluid::density_and_lambda`] of a row with a coincident neighbour (rare).
     #[cold]
     #[inline(never)]
-    fn density_and_lambda_coincident(
+    fn density_and_lambda_coincident<V: PairLanes>(
         &self,
         x: &[Vec2],
         chunk: &mut NeighborChunk,
@@ -165,7 +175,7 @@ impl Fluid<'_> {
         row: &mut DensityRow,
     ) {
         if self
-            .density_and_lambda_with::<true>(x, chunk, k, i, row)
+            .density_and_lambda_with::<V, true>(x, chunk, k, i, row)
             .is_none()
         {
             *row = DensityRow::default();
@@ -174,7 +184,7 @@ impl Fluid<'_> {
 
     /// [`Fluid::density_and_lambda`]; `None` for a coincident neighbour without `PATCH`.
     #[inline(always)]
-    fn density_and_lambda_with<const PATCH: bool>(
+    fn density_and_lambda_with<V: PairLanes, const PATCH: bool>(
         &self,
         x: &[Vec2],
         chunk: &mut NeighborChunk,
@@ -183,7 +193,8 @@ impl Fluid<'_> {
         row: &mut DensityRow,
     ) -> Option<()> {
         let xi = x[i];
-        let (mut w, mut gx, mut gy, mut g2) = (Lanes::ZERO, Lanes::ZERO, Lanes::ZERO, Lanes::ZERO);
+        let zero = <V as Lanes8>::splat(0.0);
+        let (mut w, mut gx, mut gy, mut g2) = (zero, zero, zero, zero);
         // SAFETY: `solve` checked the lists (indices_within), and k is one of the chunk's rows.
         let RowRanges {
             fluid,
@@ -194,24 +205,47 @@ impl Fluid<'_> {
         let batches = unsafe { chunk.fluid.get_unchecked(fluid) }
             .as_chunks::<LANES>()
             .0;
-        for (b, js) in batches.iter().enumerate() {
-            let valid = lanes_below(count - b * LANES);
-            let (rx, ry, d) = self.fluid_offsets::<PATCH>(x, i, js, valid)?;
-            let mut kb = self.kernel.batch(rx, ry, d);
+        // Two batches per vector of 2 LANES lanes; an odd last batch is paired with offsets of
+        // zero, like its padding lanes (r = 0: ∇W = 0, and W is masked below).
+        for (p, pair) in batches.chunks(2).enumerate() {
+            let b = 2 * p;
+            let offsets = |b: usize, js| {
+                self.fluid_offsets::<PATCH>(x, i, js, lanes_below(count - b * LANES))
+            };
+            let (rx0, ry0, d0) = offsets(b, &pair[0])?;
+            let (rx1, ry1, d1) = match pair.get(1) {
+                Some(js) => offsets(b + 1, js)?,
+                None => (Lanes::ZERO, Lanes::ZERO, Lanes::ZERO),
+            };
+            let (kw, kgx, kgy) = self.kernel.batch_of(
+                V::from_halves(rx0, rx1),
+                V::from_halves(ry0, ry1),
+                V::from_halves(d0, d1),
+            );
             // Padding lanes are the particle itself (r = 0: ∇W = 0, but W = W(0)).
-            kb.w = valid.select(kb.w, Lanes::ZERO);
-            w += kb.w;
-            gx += kb.gx;
-            gy += kb.gy;
-            g2 += kb.gx * kb.gx + kb.gy * kb.gy;
+            w = w + kw.where_lane_below(count - b * LANES, 0.0);
+            gx = gx + kgx;
+            gy = gy + kgy;
+            g2 = g2 + (kgx * kgx + kgy * kgy);
             let at = start / LANES + b;
+            let ((gx0, gx1), (gy0, gy1)) = (kgx.halves(), kgy.halves());
             // SAFETY: the scratch arrays have one entry per batch of `fluid` (density_block
             // sized them) and `solve` checked that the rows' batches lie within `fluid`.
             unsafe {
-                *chunk.gradient_x.get_unchecked_mut(at) = kb.gx;
-                *chunk.gradient_y.get_unchecked_mut(at) = kb.gy;
+                *chunk.gradient_x.get_unchecked_mut(at) = gx0;
+                *chunk.gradient_y.get_unchecked_mut(at) = gy0;
+                if pair.len() == 2 {
+                    *chunk.gradient_x.get_unchecked_mut(at + 1) = gx1;
+                    *chunk.gradient_y.get_unchecked_mut(at + 1) = gy1;
+                }
             }
         }
+        // Lanes l and l + LANES, then as `sum_lanes`.
+        let fold = |v: V| {
+            let (low, high) = v.halves();
+            low + high
+        };
+        let (w, gx, gy, g2) = (fold(w), fold(gx), fold(gy), fold(g2));
         let (mut bw, mut bgx, mut bgy) = (Lanes::ZERO, Lanes::ZERO, Lanes::ZERO);
         // SAFETY: as above.
         for ks in unsafe { chunk.boundary.get_unchecked(boundary) }.chunks(LANES) {
@@ -244,7 +278,7 @@ impl Fluid<'_> {
     /// ρ and λ of the rows `block` (the chunk's rows) into `out`; returns their
     /// Σ max(ρᵢ − ρ0, 0) (kg/m²).
     #[inline(always)]
-    fn density_block(
+    fn density_block<V: PairLanes>(
         &self,
         x: &[Vec2],
         chunk: &mut NeighborChunk,
@@ -256,7 +290,7 @@ impl Fluid<'_> {
         chunk.gradient_y.resize(batches, Lanes::ZERO);
         let mut error = 0.0f64;
         for (k, row) in out.iter_mut().enumerate() {
-            self.density_and_lambda(x, chunk, k, block.start + k, row);
+            self.density_and_lambda::<V>(x, chunk, k, block.start + k, row);
             error += (row.density - self.rest_density).max(0.0) as f64;
         }
         error
@@ -310,7 +344,7 @@ struct Shared<'s, 'a> {
 impl Fluid<'_> {
     /// Block `c` of `phase`.
     #[inline(always)]
-    fn phase_block(&self, phase: u32, c: usize, s: &Shared) {
+    fn phase_block<V: PairLanes>(&self, phase: u32, c: usize, s: &Shared) {
         let block = c * CHUNK..(c + 1) * CHUNK;
         // SAFETY: each block is claimed by one thread per phase. The density phase writes only
         // block c of `rows`, `errors` and `lists` and reads `x`; the correction phase writes
@@ -319,7 +353,7 @@ impl Fluid<'_> {
             let chunk = &mut s.lists.block_mut(c..c + 1)[0];
             if phase == DENSITY {
                 let (x, out) = (s.x.read(), s.rows.block_mut(block.clone()));
-                s.errors.block_mut(c..c + 1)[0] = self.density_block(x, chunk, block, out);
+                s.errors.block_mut(c..c + 1)[0] = self.density_block::<V>(x, chunk, block, out);
             } else {
                 let rows = s.rows.read();
                 let x = s.x.block_mut(block.clone());
@@ -334,11 +368,11 @@ impl Fluid<'_> {
         }
     }
 
-    /// [`Fluid::phase_block`] compiled for AVX2 ([`has_avx2`]).
+    /// [`Fluid::phase_block`] compiled for AVX2 ([`has_avx2`]), on AVX registers.
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2")]
     fn phase_block_avx2(&self, phase: u32, c: usize, s: &Shared) {
-        self.phase_block(phase, c, s);
+        self.phase_block::<Avx8>(phase, c, s);
     }
 }
 
@@ -413,7 +447,7 @@ pub(crate) fn solve(
                 // SAFETY: the CPU has AVX2.
                 return unsafe { fluid.phase_block_avx2(phase, c, &shared) };
             }
-            fluid.phase_block(phase, c, &shared);
+            fluid.phase_block::<f32x8>(phase, c, &shared);
         },
         |phase| {
             if phase == CORRECTION {
@@ -446,4 +480,128 @@ pub fn solve_density_constraints(
     stats.fluid_iterations = iterations;
     stats.avg_density_error_percent = error;
     stats.end_phase(Phase::Solve, started);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::neighbors::find_neighbors;
+    use crate::spatial_grid::SpatialHashGrid;
+    use crate::spatial_grid::test_points::lcg;
+
+    /// The density pass of the block `c` on the baseline lanes, and on AVX where the CPU has it.
+    fn density_blocks(fluid: &Fluid, x: &[Vec2], chunk: &mut NeighborChunk, c: usize) -> Vec<f64> {
+        let block = c * CHUNK..(c * CHUNK + CHUNK).min(x.len());
+        let mut out = vec![DensityRow::default(); block.len()];
+        let mut results = vec![fluid.density_block::<f32x8>(x, chunk, block.clone(), &mut out)];
+        let baseline = (
+            out.clone(),
+            chunk.gradient_x.clone(),
+            chunk.gradient_y.clone(),
+        );
+        #[cfg(target_arch = "x86_64")]
+        if has_avx2() {
+            #[target_feature(enable = "avx2")]
+            fn avx2(
+                fluid: &Fluid,
+                x: &[Vec2],
+                chunk: &mut NeighborChunk,
+                block: core::ops::Range<usize>,
+                out: &mut [DensityRow],
+            ) -> f64 {
+                fluid.density_block::<Avx8>(x, chunk, block, out)
+            }
+            out.fill(DensityRow::default());
+            // SAFETY: the CPU has AVX2.
+            results.push(unsafe { avx2(fluid, x, chunk, block, &mut out) });
+            let bits = |rows: &[DensityRow]| {
+                let row = |r: &DensityRow| {
+                    let g = r.boundary_gradient;
+                    [r.density, r.lambda, g.x, g.y].map(f32::to_bits)
+                };
+                rows.iter().map(row).collect::<Vec<_>>()
+            };
+            let lanes = |v: &[Lanes]| -> Vec<[u32; LANES]> {
+                v.iter().map(|l| l.to_array().map(f32::to_bits)).collect()
+            };
+            assert_eq!(bits(&out), bits(&baseline.0), "ρ, λ: AVX and baseline");
+            assert_eq!(lanes(&chunk.gradient_x), lanes(&baseline.1));
+            assert_eq!(lanes(&chunk.gradient_y), lanes(&baseline.2));
+        }
+        let expected = (out.iter())
+            .map(|r| (r.density - fluid.rest_density).max(0.0) as f64)
+            .sum::<f64>();
+        assert!(results.iter().all(|&e| e == expected));
+        results
+    }
+
+    #[test]
+    fn density_pass_has_the_same_bits_on_every_path_and_the_direct_sums() {
+        let settings = FluidSettings::default();
+        let h = settings.support_radius;
+        let spacing = 2.0 * settings.particle_radius;
+        let mut seed = 7;
+        // A jittered block (rows with odd and even numbers of neighbour batches), one particle
+        // duplicated (a coincident pair), and a wall of boundary samples below it.
+        let mut x: Vec<Vec2> = (0..400)
+            .map(|k| {
+                let jitter = Vec2::new(lcg(&mut seed), lcg(&mut seed)) - 0.5;
+                Vec2::new((k % 20) as f32, (k / 20) as f32 + 0.5) * spacing + 0.3 * spacing * jitter
+            })
+            .collect();
+        x[77] = x[78];
+        let boundary_x: Vec<Vec2> = (0..40)
+            .map(|k| Vec2::new(k as f32 * 0.5 * spacing, 0.0))
+            .collect();
+        let boundary_psi = vec![0.6 * settings.particle_mass(); boundary_x.len()];
+        let (mut fluid_grid, mut boundary_grid) =
+            (SpatialHashGrid::default(), SpatialHashGrid::default());
+        fluid_grid.build(&x, h);
+        boundary_grid.build(&boundary_x, h);
+        let mut chunks = Vec::new();
+        find_neighbors(&mut chunks, &fluid_grid, &x, &boundary_grid, h);
+        let fluid = Fluid {
+            kernel: CubicSpline::new(h),
+            mass: settings.particle_mass(),
+            rest_density: settings.rest_density,
+            inv_rest_density: 1.0 / settings.rest_density,
+            epsilon: settings.epsilon,
+            over_relaxation: 1.0,
+            boundary_x: &boundary_x,
+            boundary_psi: &boundary_psi,
+        };
+        let mut batch_counts = [0; 2];
+        for (c, chunk) in chunks.iter_mut().enumerate() {
+            for k in 0..chunk.fluid_count.len() {
+                let batches = (chunk.fluid_start[k + 1] - chunk.fluid_start[k]) as usize / LANES;
+                batch_counts[batches % 2] += 1;
+            }
+            density_blocks(&fluid, &x, chunk, c);
+            // ρᵢ against the direct sum m W(0) + Σⱼ m Wᵢⱼ + Σₖ Ψₖ Wᵢₖ (another order).
+            let mut out = vec![DensityRow::default(); chunk.fluid_count.len()];
+            fluid.density_block::<f32x8>(&x, chunk, c * CHUNK..c * CHUNK + out.len(), &mut out);
+            for (k, row) in out.iter().enumerate() {
+                let i = c * CHUNK + k;
+                let w = |p: Vec2| fluid.kernel.w((x[i] - p).length());
+                let direct = fluid.mass * fluid.kernel.w0()
+                    + (x.iter())
+                        .enumerate()
+                        .filter(|&(j, _)| j != i)
+                        .map(|(_, &p)| fluid.mass * w(p))
+                        .sum::<f32>()
+                    + (boundary_x.iter().zip(&boundary_psi))
+                        .map(|(&p, &psi)| psi * w(p))
+                        .sum::<f32>();
+                assert!(
+                    (row.density - direct).abs() <= 1e-4 * direct,
+                    "row {i}: {} vs {direct}",
+                    row.density
+                );
+            }
+        }
+        assert!(
+            batch_counts.iter().all(|&n| n > 0),
+            "odd and even batch counts: {batch_counts:?}"
+        );
+    }
 }

@@ -5,7 +5,7 @@
 
 use core::ops::{Add, Div, Mul, Sub};
 
-use wide::f32x8;
+use wide::{f32x4, f32x8};
 
 /// The lane operations the batched projections use.
 pub(crate) trait Lanes8:
@@ -29,6 +29,10 @@ pub(crate) trait Lanes8:
     fn smaller(self, candidate: Self) -> Self;
     /// `self` in the lanes l < `count`, `elsewhere` in the others.
     fn where_lane_below(self, count: usize, elsewhere: f32) -> Self;
+    /// Lanes 0..4 from `low`, 4..8 from `high`.
+    fn from_halves(low: f32x4, high: f32x4) -> Self;
+    /// Lanes 0..4 and 4..8.
+    fn halves(self) -> (f32x4, f32x4);
 }
 
 /// Each lane's index.
@@ -71,6 +75,17 @@ impl Lanes8 for f32x8 {
     fn where_lane_below(self, count: usize, elsewhere: f32) -> Self {
         let below = f32x8::new(LANE_INDEX).simd_lt(f32x8::splat(count as f32));
         below.select(self, f32x8::splat(elsewhere))
+    }
+    #[inline(always)]
+    fn from_halves(low: f32x4, high: f32x4) -> Self {
+        // SAFETY: two `f32x4` and one `f32x8` are all eight `f32` in lane order.
+        unsafe { core::mem::transmute::<[f32x4; 2], f32x8>([low, high]) }
+    }
+    #[inline(always)]
+    fn halves(self) -> (f32x4, f32x4) {
+        // SAFETY: as above.
+        let [low, high] = unsafe { core::mem::transmute::<f32x8, [f32x4; 2]>(self) };
+        (low, high)
     }
 }
 
@@ -170,6 +185,33 @@ pub(crate) mod avx {
             let index = unsafe { _mm256_loadu_ps(LANE_INDEX.as_ptr()) };
             let below = unsafe { _mm256_cmp_ps::<_CMP_LT_OQ>(index, _mm256_set1_ps(count as f32)) };
             Self(unsafe { _mm256_blendv_ps(_mm256_set1_ps(elsewhere), self.0, below) })
+        }
+        #[inline(always)]
+        fn from_halves(low: f32x4, high: f32x4) -> Self {
+            // SAFETY: an `f32x4` and an `__m128` are both four `f32` in lane order.
+            let (low, high) = unsafe {
+                (
+                    core::mem::transmute::<f32x4, __m128>(low),
+                    core::mem::transmute::<f32x4, __m128>(high),
+                )
+            };
+            Self(unsafe { _mm256_set_m128(high, low) })
+        }
+        #[inline(always)]
+        fn halves(self) -> (f32x4, f32x4) {
+            let (low, high) = unsafe {
+                (
+                    _mm256_castps256_ps128(self.0),
+                    _mm256_extractf128_ps::<1>(self.0),
+                )
+            };
+            // SAFETY: as above.
+            unsafe {
+                (
+                    core::mem::transmute::<__m128, f32x4>(low),
+                    core::mem::transmute::<__m128, f32x4>(high),
+                )
+            }
         }
     }
 }
