@@ -67,7 +67,7 @@ impl CubicSpline {
         let q2 = q * q;
         let inner_w = (q2 * q * s(6.0) - q2 * s(6.0) + s(1.0)) * s(self.sigma);
         let inner_s = (q * s(3.0) - s(2.0)) * s(self.gradient_factor * self.inv_h);
-        let a = (s(1.0) - q).max(s(0.0));
+        let a = (s(1.0) - q).fast_max(s(0.0));
         let outer_w = a * a * a * s(2.0 * self.sigma);
         let outer_s = a * a * s(-self.gradient_factor) / d;
         (
@@ -116,8 +116,9 @@ pub(crate) trait KernelLanes:
 {
     /// Every lane `v`.
     fn splat(v: f32) -> Self;
-    /// The larger of the two in each lane (x86 `maxps`: `other` where either is NaN).
-    fn max(self, other: Self) -> Self;
+    /// The larger of the two in each lane, as wide's `fast_max` (on x86 `maxps`: `other` where
+    /// either is NaN; both implementations agree on every target).
+    fn fast_max(self, other: Self) -> Self;
     /// `if_true` where `self` ≤ `rhs`, `if_false` elsewhere (and where either is NaN).
     fn select_le(self, rhs: Self, if_true: Self, if_false: Self) -> Self;
 }
@@ -130,8 +131,8 @@ macro_rules! wide_kernel_lanes {
                 <$t>::splat(v)
             }
             #[inline(always)]
-            fn max(self, other: Self) -> Self {
-                self.fast_max(other)
+            fn fast_max(self, other: Self) -> Self {
+                <$t>::fast_max(self, other)
             }
             #[inline(always)]
             fn select_le(self, rhs: Self, if_true: Self, if_false: Self) -> Self {
@@ -150,7 +151,7 @@ impl KernelLanes for crate::simd::Avx8 {
         <Self as crate::simd::Lanes8>::splat(v)
     }
     #[inline(always)]
-    fn max(self, other: Self) -> Self {
+    fn fast_max(self, other: Self) -> Self {
         use core::arch::x86_64::_mm256_max_ps;
         // SAFETY: values of this type exist only where the CPU has AVX.
         unsafe { Self::from_m256(_mm256_max_ps(self.m256(), other.m256())) }
@@ -166,7 +167,8 @@ impl KernelLanes for crate::simd::Avx8 {
     }
 }
 
-/// Number of neighbour pairs the batched loops evaluate together.
+/// Number of neighbour pairs in a batch of the neighbour lists (the density pass evaluates two
+/// batches at once, the correction pass and XSPH one).
 pub const LANES: usize = 4;
 
 /// One f32 per lane ([`LANES`] of them), computed with SIMD where the target has it.

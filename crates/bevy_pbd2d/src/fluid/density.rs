@@ -159,14 +159,17 @@ impl Fluid<'_> {
             .density_and_lambda_with::<V, false>(x, chunk, k, i, row)
             .is_none()
         {
-            self.density_and_lambda_coincident::<V>(x, chunk, k, i, row);
+            // Out of line, so on the baseline lanes (the same bits): code not compiled for
+            // AVX2 may not hold `Avx8` values.
+            self.density_and_lambda_coincident(x, chunk, k, i, row);
         }
     }
 
-    /// [`Fluid::density_and_lambda`] of a row with a coincident neighbour (rare).
+    /// [`Fluid::density_and_lambda`] of a row with a coincident neighbour (rare), on the
+    /// baseline lanes.
     #[cold]
     #[inline(never)]
-    fn density_and_lambda_coincident<V: PairLanes>(
+    fn density_and_lambda_coincident(
         &self,
         x: &[Vec2],
         chunk: &mut NeighborChunk,
@@ -175,7 +178,7 @@ impl Fluid<'_> {
         row: &mut DensityRow,
     ) {
         if self
-            .density_and_lambda_with::<V, true>(x, chunk, k, i, row)
+            .density_and_lambda_with::<f32x8, true>(x, chunk, k, i, row)
             .is_none()
         {
             *row = DensityRow::default();
@@ -489,8 +492,14 @@ mod tests {
     use crate::spatial_grid::SpatialHashGrid;
     use crate::spatial_grid::test_points::lcg;
 
-    /// The density pass of the block `c` on the baseline lanes, and on AVX where the CPU has it.
-    fn density_blocks(fluid: &Fluid, x: &[Vec2], chunk: &mut NeighborChunk, c: usize) -> Vec<f64> {
+    /// The density pass of the block `c` on the baseline lanes, and on AVX where the CPU has it
+    /// (the same bits); returns the rows.
+    fn density_blocks(
+        fluid: &Fluid,
+        x: &[Vec2],
+        chunk: &mut NeighborChunk,
+        c: usize,
+    ) -> Vec<DensityRow> {
         let block = c * CHUNK..(c * CHUNK + CHUNK).min(x.len());
         let mut out = vec![DensityRow::default(); block.len()];
         let mut results = vec![fluid.density_block::<f32x8>(x, chunk, block.clone(), &mut out)];
@@ -512,6 +521,9 @@ mod tests {
                 fluid.density_block::<Avx8>(x, chunk, block, out)
             }
             out.fill(DensityRow::default());
+            // Every scratch entry must be written again.
+            chunk.gradient_x.fill(Lanes::splat(f32::NAN));
+            chunk.gradient_y.fill(Lanes::splat(f32::NAN));
             // SAFETY: the CPU has AVX2.
             results.push(unsafe { avx2(fluid, x, chunk, block, &mut out) });
             let bits = |rows: &[DensityRow]| {
@@ -528,11 +540,15 @@ mod tests {
             assert_eq!(lanes(&chunk.gradient_x), lanes(&baseline.1));
             assert_eq!(lanes(&chunk.gradient_y), lanes(&baseline.2));
         }
+        #[cfg(target_arch = "x86_64")]
+        if !has_avx2() {
+            eprintln!("no AVX2: only the baseline density pass was run");
+        }
         let expected = (out.iter())
             .map(|r| (r.density - fluid.rest_density).max(0.0) as f64)
             .sum::<f64>();
         assert!(results.iter().all(|&e| e == expected));
-        results
+        out
     }
 
     #[test]
@@ -576,12 +592,28 @@ mod tests {
                 let batches = (chunk.fluid_start[k + 1] - chunk.fluid_start[k]) as usize / LANES;
                 batch_counts[batches % 2] += 1;
             }
-            density_blocks(&fluid, &x, chunk, c);
-            // ρᵢ against the direct sum m W(0) + Σⱼ m Wᵢⱼ + Σₖ Ψₖ Wᵢₖ (another order).
-            let mut out = vec![DensityRow::default(); chunk.fluid_count.len()];
-            fluid.density_block::<f32x8>(&x, chunk, c * CHUNK..c * CHUNK + out.len(), &mut out);
+            let out = density_blocks(&fluid, &x, chunk, c);
             for (k, row) in out.iter().enumerate() {
                 let i = c * CHUNK + k;
+                // Each pair's scratch lane holds ∇Wᵢⱼ of the pairwise kernel, bit for bit
+                // (the coincident pair, pushed apart, is left out), padding lanes 0.
+                for (at, js, valid) in chunk.fluid_batches(k) {
+                    let (gx, gy) = (
+                        chunk.gradient_x[at].to_array(),
+                        chunk.gradient_y[at].to_array(),
+                    );
+                    for l in 0..LANES {
+                        let j = js[l] as usize;
+                        if valid.to_array()[l] == 0.0 {
+                            assert!(gx[l] == 0.0 && gy[l] == 0.0, "padding of {i}");
+                        } else if x[i] != x[j] {
+                            let g = fluid.kernel.gradient(x[i] - x[j]);
+                            let bits = |v: Vec2| (v.x.to_bits(), v.y.to_bits());
+                            assert_eq!(bits(Vec2::new(gx[l], gy[l])), bits(g), "{i}–{j}");
+                        }
+                    }
+                }
+                // ρᵢ against the direct sum m W(0) + Σⱼ m Wᵢⱼ + Σₖ Ψₖ Wᵢₖ (another order).
                 let w = |p: Vec2| fluid.kernel.w((x[i] - p).length());
                 let direct = fluid.mass * fluid.kernel.w0()
                     + (x.iter())

@@ -7,7 +7,7 @@ use core::ops::{Add, Div, Mul, Sub};
 
 use wide::{f32x4, f32x8};
 
-/// The lane operations the batched projections use.
+/// The lane operations the batched projections and the fluid's 8-lane kernel use.
 pub(crate) trait Lanes8:
     Copy + Add<Output = Self> + Sub<Output = Self> + Mul<Output = Self> + Div<Output = Self>
 {
@@ -99,9 +99,11 @@ pub(crate) mod avx {
     /// Eight lanes in one AVX register. Its operations are plain functions around AVX
     /// intrinsics: they become single instructions once inlined into a function compiled for
     /// AVX2. Values of this type may only exist where the CPU has AVX2: the code generic over
-    /// [`Lanes8`] that makes them ([`Lanes8::splat`], [`Lanes8::from_f32x8`], `from_m256`) is
-    /// reached with `Avx8` only through `unsafe` functions whose callers checked the CPU
-    /// (`project_sweep_unchecked`, `max_relative_stretch_unchecked`). Every function and
+    /// [`Lanes8`] that makes them ([`Lanes8::splat`], [`Lanes8::from_f32x8`],
+    /// [`Lanes8::from_halves`], `from_m256`, and the kernel's `KernelLanes::splat`) is reached
+    /// with `Avx8` only through functions compiled for AVX2 whose callers checked the CPU
+    /// (`project_sweep_unchecked`, `max_relative_stretch_unchecked`, the fluid's
+    /// `phase_block_avx2`). Every function and
     /// closure between that function and these operations must be `#[inline(always)]`: one that
     /// is not is compiled without AVX and calls each intrinsic (correct, but an order of
     /// magnitude slower).
