@@ -21,8 +21,8 @@
 //! Every constraint, in a full group, a smaller one or alone, goes through the same code and so
 //! the same IEEE operations in the same order (no fused multiply-add, no approximate reciprocal
 //! square root), on [`LANES`]-wide SIMD vectors whose unused lanes are dropped (holes write back
-//! what they read): the result does not depend on how constraints are grouped. Positions are moved by
-//! [`lane_positions`](super::lane_positions).
+//! what they read): the result does not depend on how constraints are grouped. Positions are
+//! moved by [`lane_positions`](super::lane_positions).
 //!
 //! Per constraint and step, with α̃ = α/Δt² (\[MMC16\] eq. 18) and k = 1/(w₁ + w₂ + α̃), set to 0
 //! when w₁ + w₂ + α̃ = 0 (both particles pinned, α = 0, so Δλ = 0 and nothing moves):
@@ -463,8 +463,8 @@ impl DistanceBatches {
     /// Largest |‖x₁ − x₂‖ − d| / d over constraints with d > 0 (dimensionless), computed as the
     /// larger of √r − 1 and 1 − √r for the largest and the smallest
     /// r = (Δx/d)² + (Δy/d)² (no square root or division per constraint; within 10⁻⁶ (1 + s)
-    /// of the direct formula's s, ∞ for a stretch beyond 10¹⁹). Constraints whose r is NaN, and those whose
-    /// 1/d is not finite (d below 10⁻³⁸), are left out.
+    /// of the direct formula's s, ∞ for a stretch beyond 10¹⁹). Constraints whose r is NaN, and
+    /// those whose 1/d is not finite (d below 10⁻³⁸), are left out.
     pub fn max_relative_stretch(&self, x: &[Vec2]) -> f32 {
         self.check_rows(x);
         #[cfg(target_arch = "x86_64")]
