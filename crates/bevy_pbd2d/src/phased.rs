@@ -37,6 +37,12 @@ struct Progress {
     completed: AtomicUsize,
 }
 
+/// The number of threads [`run_phases`] uses for `blocks` blocks and up to `max_threads`: at
+/// most as many as the compute task pool has, at least 1.
+pub fn threads_used(blocks: usize, max_threads: usize) -> usize {
+    max_threads.min(pool().thread_num()).min(blocks).max(1)
+}
+
 /// Runs phases of `blocks` blocks each, starting with phase `first`: `work(phase, block)` for
 /// every block (on any participating thread), then `next(phase)` once on the thread that
 /// completed the phase, which returns the next phase id or [`FINISHED`] (with no blocks, `next`
@@ -48,7 +54,7 @@ where
     W: Fn(u32, usize) + Sync,
     N: FnMut(u32) -> u32 + Send,
 {
-    let threads = max_threads.min(pool().thread_num()).min(blocks).max(1);
+    let threads = threads_used(blocks, max_threads);
     if threads == 1 || blocks > MAX_BLOCKS {
         let (mut phase, mut next) = (first, next);
         while phase != FINISHED {

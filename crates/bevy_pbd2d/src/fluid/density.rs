@@ -12,9 +12,10 @@
 //!
 //! As in the PBF demo, boundary samples enter ∇ᵢCᵢ but not the Σⱼ term (they do not move), and
 //! the masses of the general PBD form cancel because all fluid particles weigh the same.
-//! Each iteration computes ρ, C and λ for all particles (Jacobi, in parallel), then Δx, then
-//! applies ω Δx to particles with w > 0 (ω = [`FluidSettings::over_relaxation`], 1 by
-//! default). The loop stops before correcting once the average density error
+//! Each iteration computes ρ, C and λ for all particles (Jacobi), then Δx, then applies ω Δx
+//! to particles with w > 0 (ω = [`FluidSettings::over_relaxation`], 1 by default); the
+//! passes run in parallel on the compute task pool, or as one pipelined sweep on one thread
+//! (the same bits). The loop stops before correcting once the average density error
 //! Σᵢ max(ρᵢ − ρ0, 0)/(N ρ0) is at or below the tolerance, so the error reported is that of the
 //! final positions; at the iteration cap the error is measured once more after the last
 //! correction.
@@ -23,14 +24,10 @@ use bevy::prelude::*;
 use wide::f32x8;
 
 use crate::degenerate::pair_direction;
-use crate::fluid::FluidSettings;
+use crate::fluid::{FluidSettings, jacobi};
 use crate::kernel::{CubicSpline, KernelLanes, LANES, Lanes, lengths, sum_lanes};
-use crate::neighbors::{NeighborChunk, NeighborState, RowRanges, chunks_fit, lanes_below};
-use crate::parallel::{CHUNK, threads_for};
-use crate::phased::{FINISHED, PhaseShared, run_phases};
+use crate::neighbors::{NeighborChunk, NeighborState, RowRanges, lanes_below};
 use crate::simd::Lanes8;
-#[cfg(target_arch = "x86_64")]
-use crate::simd::{Avx8, has_avx2};
 use crate::solver::SolverState;
 use crate::stats::{PbdStats, Phase};
 
@@ -52,14 +49,22 @@ pub struct DensityRow {
 pub struct DensityState {
     /// ρ and λ per fluid row.
     pub rows: Vec<DensityRow>,
-    /// Σ max(ρᵢ − ρ0, 0) (kg/m²) of each block of [`CHUNK`] rows in the last density pass.
+    /// Σ max(ρᵢ − ρ0, 0) (kg/m²) of each block of [`CHUNK`](crate::parallel::CHUNK) rows in the
+    /// last density pass.
     pub block_errors: Vec<f64>,
+    /// The second buffer of fluid positions (m): the correction passes write x + ωΔx to it and
+    /// to [`SolverState::x`] in turn, so that none reads a position it writes. Scratch: the
+    /// solve leaves its result in [`SolverState::x`].
+    pub positions: Vec<Vec2>,
+    /// Per block of [`CHUNK`](crate::parallel::CHUNK) rows, the last block holding one of its
+    /// rows' fluid neighbours (one-thread solves only; scratch).
+    pub reach: Vec<u32>,
 }
 
 /// The vectors of two neighbour batches (2 [`LANES`] lanes) the density pass evaluates the
 /// kernel on: [`f32x8`] (two SSE vectors, or portable), or one AVX register inside code
 /// compiled for AVX2. Both give the same bits.
-trait PairLanes: Lanes8 + KernelLanes {}
+pub(crate) trait PairLanes: Lanes8 + KernelLanes {}
 impl<V: Lanes8 + KernelLanes> PairLanes for V {}
 
 /// Constants of one solve.
@@ -281,7 +286,7 @@ impl Fluid<'_> {
     /// ρ and λ of the rows `block` (the chunk's rows) into `out`; returns their
     /// Σ max(ρᵢ − ρ0, 0) (kg/m²).
     #[inline(always)]
-    fn density_block<V: PairLanes>(
+    pub(super) fn density_block<V: PairLanes>(
         &self,
         x: &[Vec2],
         chunk: &mut NeighborChunk,
@@ -302,7 +307,13 @@ impl Fluid<'_> {
     /// Δxᵢ (m) of row `i` (the chunk's k-th), from the gradients the density pass of this
     /// iteration stored.
     #[inline(always)]
-    fn correction(&self, chunk: &NeighborChunk, k: usize, i: usize, rows: &[DensityRow]) -> Vec2 {
+    pub(super) fn correction(
+        &self,
+        chunk: &NeighborChunk,
+        k: usize,
+        i: usize,
+        rows: &[DensityRow],
+    ) -> Vec2 {
         // SAFETY: `solve` checked the lists and the rows: i < rows.len(), k < the chunk's rows.
         let (own, lists) = unsafe { (rows.get_unchecked(i), chunk.row_ranges(k)) };
         let li = own.lambda;
@@ -335,140 +346,6 @@ impl Fluid<'_> {
     }
 }
 
-/// The data the blocks of a solve share (see [`run_phases`]).
-struct Shared<'s, 'a> {
-    x: &'s PhaseShared<'a, Vec2>,
-    w: &'s [f32],
-    rows: &'s PhaseShared<'a, DensityRow>,
-    errors: &'s PhaseShared<'a, f64>,
-    lists: &'s PhaseShared<'a, NeighborChunk>,
-}
-
-impl Fluid<'_> {
-    /// Block `c` of `phase`.
-    #[inline(always)]
-    fn phase_block<V: PairLanes>(&self, phase: u32, c: usize, s: &Shared) {
-        let block = c * CHUNK..(c + 1) * CHUNK;
-        // SAFETY: each block is claimed by one thread per phase. The density phase writes only
-        // block c of `rows`, `errors` and `lists` and reads `x`; the correction phase writes
-        // only block c of `x` and reads `rows` and `lists`.
-        unsafe {
-            let chunk = &mut s.lists.block_mut(c..c + 1)[0];
-            if phase == DENSITY {
-                let (x, out) = (s.x.read(), s.rows.block_mut(block.clone()));
-                s.errors.block_mut(c..c + 1)[0] = self.density_block::<V>(x, chunk, block, out);
-            } else {
-                let rows = s.rows.read();
-                let x = s.x.block_mut(block.clone());
-                let w = &s.w[block.start..block.start + x.len()];
-                for (k, (xi, &wi)) in x.iter_mut().zip(w).enumerate() {
-                    if wi > 0.0 {
-                        *xi +=
-                            self.over_relaxation * self.correction(chunk, k, block.start + k, rows);
-                    }
-                }
-            }
-        }
-    }
-
-    /// [`Fluid::phase_block`] compiled for AVX2 ([`has_avx2`]), on AVX registers.
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx2")]
-    fn phase_block_avx2(&self, phase: u32, c: usize, s: &Shared) {
-        self.phase_block::<Avx8>(phase, c, s);
-    }
-}
-
-/// Phase of the solve: ρ, C and λ of every row, and the block's error.
-const DENSITY: u32 = 0;
-/// Phase of the solve: Δx of every row, applied to x.
-const CORRECTION: u32 = 1;
-
-/// Runs the density solve on `x[..fluid_count]`; returns (iterations, average error in %).
-///
-/// Each iteration is two phases over blocks of [`CHUNK`] rows ([`run_phases`]): the density
-/// pass (reads all x, writes the block's ρ, λ and per-pair scratch) and the correction pass
-/// (reads all λ and the block's scratch, writes the block's x). The loop stops before
-/// correcting once the average error is within the tolerance, or at the iteration cap.
-pub(crate) fn solve(
-    settings: &FluidSettings,
-    state: &mut SolverState,
-    chunks: &mut [NeighborChunk],
-    scratch: &mut DensityState,
-) -> (u32, f32) {
-    let n = state.fluid_count;
-    if n == 0 {
-        return (0, 0.0);
-    }
-    let boundary = state.boundary_x.len().min(state.boundary_psi.len());
-    let well_formed = chunks_fit(chunks, n, |list, first, rows| {
-        list.indices_within(first, rows, n, boundary)
-    });
-    if !well_formed {
-        // Only reachable if the lists were edited by hand: the hot loops rely on this check.
-        error!("PBF neighbour lists do not match the particles; density solve skipped");
-        return (0, 0.0);
-    }
-    scratch.rows.resize(n, DensityRow::default());
-    scratch.block_errors.resize(chunks.len(), 0.0);
-    let fluid = Fluid {
-        kernel: CubicSpline::new(settings.support_radius),
-        mass: settings.particle_mass(),
-        rest_density: settings.rest_density,
-        inv_rest_density: 1.0 / settings.rest_density,
-        epsilon: settings.epsilon,
-        over_relaxation: settings.over_relaxation,
-        boundary_x: &state.boundary_x,
-        boundary_psi: &state.boundary_psi,
-    };
-    let tolerance = settings.max_density_error_percent as f64;
-    let to_percent = 100.0 / (n as f64 * settings.rest_density as f64);
-    let w = &state.w[..n];
-    let x = PhaseShared::new(&mut state.x[..n]);
-    let rows = PhaseShared::new(&mut scratch.rows);
-    let errors = PhaseShared::new(&mut scratch.block_errors);
-    let blocks = chunks.len();
-    let lists = PhaseShared::new(chunks);
-    let (mut iterations, mut error) = (0, 0.0);
-    let threads = threads_for(n);
-    #[cfg(target_arch = "x86_64")]
-    let avx2 = has_avx2();
-    let shared = Shared {
-        x: &x,
-        w,
-        rows: &rows,
-        errors: &errors,
-        lists: &lists,
-    };
-    run_phases(
-        blocks,
-        threads,
-        DENSITY,
-        |phase, c| {
-            #[cfg(target_arch = "x86_64")]
-            if avx2 {
-                // SAFETY: the CPU has AVX2.
-                return unsafe { fluid.phase_block_avx2(phase, c, &shared) };
-            }
-            fluid.phase_block::<f32x8>(phase, c, &shared);
-        },
-        |phase| {
-            if phase == CORRECTION {
-                iterations += 1;
-                return DENSITY;
-            }
-            // SAFETY: between phases no block runs.
-            error = unsafe { errors.read() }.iter().sum::<f64>() * to_percent;
-            if error <= tolerance || iterations == settings.max_iterations {
-                FINISHED
-            } else {
-                CORRECTION
-            }
-        },
-    );
-    (iterations, error as f32)
-}
-
 /// [`PbdSystems::SolveConstraints`](crate::PbdSystems::SolveConstraints): the PBF density
 /// solve of all fluid particles.
 pub fn solve_density_constraints(
@@ -479,7 +356,8 @@ pub fn solve_density_constraints(
     mut stats: ResMut<PbdStats>,
 ) {
     let started = stats.begin_phase();
-    let (iterations, error) = solve(&settings, &mut state, &mut neighbors.chunks, &mut scratch);
+    let (iterations, error) =
+        jacobi::solve(&settings, &mut state, &mut neighbors.chunks, &mut scratch);
     stats.fluid_iterations = iterations;
     stats.avg_density_error_percent = error;
     stats.end_phase(Phase::Solve, started);
@@ -489,6 +367,9 @@ pub fn solve_density_constraints(
 mod tests {
     use super::*;
     use crate::neighbors::find_neighbors;
+    use crate::parallel::CHUNK;
+    #[cfg(target_arch = "x86_64")]
+    use crate::simd::{Avx8, has_avx2};
     use crate::spatial_grid::SpatialHashGrid;
     use crate::spatial_grid::test_points::lcg;
 

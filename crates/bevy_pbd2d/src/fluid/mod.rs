@@ -12,6 +12,7 @@
 pub mod boundary;
 pub mod cfl;
 pub mod density;
+mod jacobi;
 pub mod scene;
 pub mod settings;
 pub mod viscosity;
