@@ -200,7 +200,9 @@ where
 }
 
 /// A slice that the blocks of a [`run_phases`] run share: in any one phase it is either only
-/// read (by every block) or only written, each block writing its own disjoint part.
+/// read (by every block) or only written, each block writing its own disjoint part. (Code that
+/// runs blocks one at a time on one thread may mix reads and writes, as long as the borrows
+/// that [`read`](Self::read) and [`block_mut`](Self::block_mut) return never overlap in time.)
 pub struct PhaseShared<'a, T> {
     cells: &'a [UnsafeCell<T>],
     _borrow: PhantomData<&'a mut [T]>,

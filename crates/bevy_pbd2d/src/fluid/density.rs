@@ -57,7 +57,7 @@ pub struct DensityState {
     /// solve leaves its result in [`SolverState::x`].
     pub positions: Vec<Vec2>,
     /// Per block of [`CHUNK`](crate::parallel::CHUNK) rows, the last block holding one of its
-    /// rows' fluid neighbours (one-thread solves only; scratch).
+    /// rows' fluid neighbours, or the block itself if later (one-thread solves only; scratch).
     pub reach: Vec<u32>,
 }
 
@@ -97,7 +97,7 @@ impl Fluid<'_> {
     ) -> Option<(Lanes, Lanes, Lanes)> {
         let (mut rx, mut ry, xi) = ([0.0; LANES], [0.0; LANES], x[i]);
         for l in 0..LANES {
-            // SAFETY: `solve` checked that every neighbour index is < x.len().
+            // SAFETY: `jacobi::solve_on` checked that every neighbour index is < x.len().
             let r = xi - unsafe { *x.get_unchecked(js[l] as usize) };
             rx[l] = r.x;
             ry[l] = r.y;
@@ -128,7 +128,7 @@ impl Fluid<'_> {
         let h = self.kernel.support_radius();
         let (mut rx, mut ry, mut psi) = ([2.0 * h; LANES], [0.0; LANES], [0.0; LANES]);
         for (l, &k) in ks.iter().enumerate() {
-            // SAFETY: `solve` checked that every boundary index is < the sample count, the
+            // SAFETY: `jacobi::solve_on` checked that every boundary index is < the sample count, the
             // length of both arrays.
             let (xk, psi_k) = unsafe {
                 (
@@ -203,7 +203,7 @@ impl Fluid<'_> {
         let xi = x[i];
         let zero = <V as Lanes8>::splat(0.0);
         let (mut w, mut gx, mut gy, mut g2) = (zero, zero, zero, zero);
-        // SAFETY: `solve` checked the lists (indices_within), and k is one of the chunk's rows.
+        // SAFETY: `jacobi::solve_on` checked the lists (indices_within), and k is one of the chunk's rows.
         let RowRanges {
             fluid,
             count,
@@ -238,7 +238,7 @@ impl Fluid<'_> {
             let at = start / LANES + b;
             let ((gx0, gx1), (gy0, gy1)) = (kgx.halves(), kgy.halves());
             // SAFETY: the scratch arrays have one entry per batch of `fluid` (density_block
-            // sized them) and `solve` checked that the rows' batches lie within `fluid`.
+            // sized them) and `jacobi::solve_on` checked that the rows' batches lie within `fluid`.
             unsafe {
                 *chunk.gradient_x.get_unchecked_mut(at) = gx0;
                 *chunk.gradient_y.get_unchecked_mut(at) = gy0;
@@ -314,7 +314,7 @@ impl Fluid<'_> {
         i: usize,
         rows: &[DensityRow],
     ) -> Vec2 {
-        // SAFETY: `solve` checked the lists and the rows: i < rows.len(), k < the chunk's rows.
+        // SAFETY: `jacobi::solve_on` checked the lists and the rows: i < rows.len(), k < the chunk's rows.
         let (own, lists) = unsafe { (rows.get_unchecked(i), chunk.row_ranges(k)) };
         let li = own.lambda;
         let (mut x, mut y) = (Lanes::ZERO, Lanes::ZERO);
@@ -326,12 +326,14 @@ impl Fluid<'_> {
             let at = first + b;
             let mut lj = [0.0; LANES];
             for l in 0..LANES {
-                // SAFETY: `solve` checked that every neighbour index is < rows.len().
+                // SAFETY: `jacobi::solve_on` checked that every neighbour index is < rows.len().
                 lj[l] = unsafe { rows.get_unchecked(js[l] as usize) }.lambda;
             }
             // Padding lanes have ∇W = 0.
             let s = Lanes::splat(li) + Lanes::from(lj);
-            // SAFETY: as in `density_and_lambda_with`, `at` is a batch of `fluid`.
+            // SAFETY: as in `density_and_lambda_with`, `at` is a batch of `fluid`, and the
+            // block's density pass ran before in this solve (both schedules in `jacobi`
+            // guarantee it), sizing the scratch to the batches of `fluid`.
             let (gx, gy) = unsafe {
                 (
                     *chunk.gradient_x.get_unchecked(at),
