@@ -128,8 +128,8 @@ impl Fluid<'_> {
         let h = self.kernel.support_radius();
         let (mut rx, mut ry, mut psi) = ([2.0 * h; LANES], [0.0; LANES], [0.0; LANES]);
         for (l, &k) in ks.iter().enumerate() {
-            // SAFETY: `jacobi::solve_on` checked that every boundary index is < the sample count, the
-            // length of both arrays.
+            // SAFETY: `jacobi::solve_on` checked that every boundary index is < the sample
+            // count, the length of both arrays.
             let (xk, psi_k) = unsafe {
                 (
                     *self.boundary_x.get_unchecked(k as usize),
@@ -203,7 +203,8 @@ impl Fluid<'_> {
         let xi = x[i];
         let zero = <V as Lanes8>::splat(0.0);
         let (mut w, mut gx, mut gy, mut g2) = (zero, zero, zero, zero);
-        // SAFETY: `jacobi::solve_on` checked the lists (indices_within), and k is one of the chunk's rows.
+        // SAFETY: `jacobi::solve_on` checked the lists (indices_within), and k is one of the
+        // chunk's rows.
         let RowRanges {
             fluid,
             count,
@@ -238,7 +239,8 @@ impl Fluid<'_> {
             let at = start / LANES + b;
             let ((gx0, gx1), (gy0, gy1)) = (kgx.halves(), kgy.halves());
             // SAFETY: the scratch arrays have one entry per batch of `fluid` (density_block
-            // sized them) and `jacobi::solve_on` checked that the rows' batches lie within `fluid`.
+            // sized them) and `jacobi::solve_on` checked that the rows' batches lie within
+            // `fluid`.
             unsafe {
                 *chunk.gradient_x.get_unchecked_mut(at) = gx0;
                 *chunk.gradient_y.get_unchecked_mut(at) = gy0;
@@ -314,7 +316,8 @@ impl Fluid<'_> {
         i: usize,
         rows: &[DensityRow],
     ) -> Vec2 {
-        // SAFETY: `jacobi::solve_on` checked the lists and the rows: i < rows.len(), k < the chunk's rows.
+        // SAFETY: `jacobi::solve_on` checked the lists and the rows: i < rows.len(), k < the
+        // chunk's rows.
         let (own, lists) = unsafe { (rows.get_unchecked(i), chunk.row_ranges(k)) };
         let li = own.lambda;
         let (mut x, mut y) = (Lanes::ZERO, Lanes::ZERO);

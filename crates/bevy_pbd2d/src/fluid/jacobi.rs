@@ -19,7 +19,7 @@ use bevy::prelude::*;
 use wide::f32x8;
 
 use crate::fluid::FluidSettings;
-use crate::fluid::density::{DensityRow, DensityState, Fluid};
+use crate::fluid::density::{DensityRow, DensityState, Fluid, PairLanes};
 use crate::kernel::CubicSpline;
 use crate::neighbors::{NeighborChunk, chunks_fit};
 use crate::parallel::{CHUNK, threads_for};
@@ -48,7 +48,7 @@ struct Shared<'s, 'a> {
 impl Fluid<'_> {
     /// Block `c` of `phase`.
     #[inline(always)]
-    fn phase_block<V: crate::fluid::density::PairLanes>(&self, phase: u32, c: usize, s: &Shared) {
+    fn phase_block<V: PairLanes>(&self, phase: u32, c: usize, s: &Shared) {
         let block = c * CHUNK..(c + 1) * CHUNK;
         let current = usize::from(phase & SWAPPED != 0);
         // SAFETY: each block is claimed by one thread per phase (or, in the sweep, all run one
