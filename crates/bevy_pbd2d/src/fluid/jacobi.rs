@@ -169,6 +169,12 @@ fn solve_on(
     };
     // SAFETY (every `errors.read()` below): no block runs at that point.
     let (mut iterations, mut error, mut last) = (0, 0.0, DENSITY);
+    // After the density pass of `phase`: records its error; whether the solve ends there.
+    let mut ends_after = |phase: u32, iterations: u32| {
+        let sum = unsafe { errors.read() }.iter().sum::<f64>();
+        (error, last) = (sum * to_percent, phase);
+        finished(sum, iterations)
+    };
     if threads == 1 {
         let mut phase = DENSITY;
         loop {
@@ -184,9 +190,7 @@ fn solve_on(
                     corrected += 1;
                 }
             }
-            let sum = unsafe { errors.read() }.iter().sum::<f64>();
-            (error, last) = (sum * to_percent, phase);
-            if finished(sum, iterations) {
+            if ends_after(phase, iterations) {
                 break;
             }
             (corrected..blocks).for_each(|c| work(phase | CORRECTION, c));
@@ -200,9 +204,7 @@ fn solve_on(
                 // The density pass of the buffer just written.
                 return (phase ^ SWAPPED) & !CORRECTION;
             }
-            let sum = unsafe { errors.read() }.iter().sum::<f64>();
-            (error, last) = (sum * to_percent, phase);
-            if finished(sum, iterations) {
+            if ends_after(phase, iterations) {
                 FINISHED
             } else {
                 phase | CORRECTION
