@@ -140,6 +140,7 @@ impl Plugin for PbdPlugin {
             (
                 (stats::begin_step, gate_step).chain(),
                 (
+                    sync::detect_constraint_edits,
                     sync::rebuild_particle_rows,
                     sync::rebuild_constraint_rows,
                     sync::copy_particles_in,

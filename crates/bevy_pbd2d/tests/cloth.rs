@@ -193,3 +193,55 @@ fn long_range_attachments_stop_the_hanging_cloth_from_stretching() {
     );
     assert!(tethered < 0.01, "with tethers: {tethered}");
 }
+
+#[test]
+fn an_edit_made_while_steps_are_blocked_takes_effect_when_they_resume() {
+    let (mut app, a, b, constraint) = pendulum();
+    run_steps(&mut app, 10);
+    app.world_mut().resource_mut::<Gravity>().0 = Vec2::NAN;
+    app.update();
+    assert!(stats(&app).blocked.is_some(), "gravity NaN blocks the step");
+    app.world_mut()
+        .get_mut::<DistanceConstraint>(constraint)
+        .unwrap()
+        .rest_length = 0.25;
+    let blocked_at = steps(&app);
+    for _ in 0..3 {
+        app.update();
+    }
+    assert_eq!(steps(&app), blocked_at);
+    app.world_mut().resource_mut::<Gravity>().0 = Vec2::new(0.0, -9.81);
+    run_steps(&mut app, 1);
+    let d = (position(&app, a) - position(&app, b)).length();
+    assert!((d - 0.25).abs() < 1e-4, "length {d}");
+}
+
+#[test]
+fn editing_a_tether_in_place_takes_effect_at_the_next_step() {
+    let mut app = app(0.01);
+    let (anchor, particle, tether) = spawn(&mut app, |c| {
+        let anchor = c
+            .spawn((Particle, Position(Vec2::ZERO), InverseMass::PINNED))
+            .id();
+        let particle = c
+            .spawn((Particle, Position(Vec2::new(0.0, -1.0)), InverseMass(1.0)))
+            .id();
+        let tether = c
+            .spawn(LongRangeAttachment::new(particle, anchor, 2.0).unwrap())
+            .id();
+        (anchor, particle, tether)
+    });
+    run_steps(&mut app, 10);
+    let slack = (position(&app, particle) - position(&app, anchor)).length();
+    assert!(
+        slack > 1.0 && slack < 2.0,
+        "falling within its slack: {slack}"
+    );
+    app.world_mut()
+        .get_mut::<LongRangeAttachment>(tether)
+        .unwrap()
+        .max_distance = 0.5;
+    run_steps(&mut app, 1);
+    let d = (position(&app, particle) - position(&app, anchor)).length();
+    assert!((d - 0.5).abs() < 1e-4, "distance {d}");
+}

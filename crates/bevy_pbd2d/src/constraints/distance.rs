@@ -32,7 +32,8 @@ use crate::stats::{PbdStats, Phase};
 /// A distance constraint between two particle entities, on an entity of its own.
 ///
 /// Despawning it removes the constraint (tears cloth); despawning one of its particles despawns
-/// it at the next step.
+/// it at the next step. Its fields may be edited in place (`Query<&mut DistanceConstraint>`,
+/// an inspector): the solver takes the edit from the next step on.
 #[derive(Component, Reflect, Debug, Clone, Copy, PartialEq)]
 #[reflect(Component)]
 pub struct DistanceConstraint {

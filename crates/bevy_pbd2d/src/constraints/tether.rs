@@ -18,7 +18,7 @@ use crate::error::{PbdError, non_negative};
 
 /// Keeps `particle` within `max_distance` (m) of `anchor`; never pushes it closer. Spawned on
 /// an entity of its own (like [`DistanceConstraint`](super::distance::DistanceConstraint)) and
-/// despawned with either particle.
+/// despawned with either particle. Editable in place, like it.
 #[derive(Component, Reflect, Debug, Clone, Copy, PartialEq)]
 #[reflect(Component)]
 pub struct LongRangeAttachment {
