@@ -121,6 +121,8 @@ impl Plugin for PbdPlugin {
             .add_observer(sync::mark_constraints_dirty::<Remove, DistanceConstraint>)
             .add_observer(sync::mark_constraints_dirty::<Add, LongRangeAttachment>)
             .add_observer(sync::mark_constraints_dirty::<Remove, LongRangeAttachment>)
+            .add_observer(sync::mark_particles_stale)
+            .add_observer(sync::check_written_tick)
             .add_observer(fluid::boundary::mark_boundary_dirty::<Add, BoundaryParticle>)
             .add_observer(fluid::boundary::mark_boundary_dirty::<Remove, BoundaryParticle>);
 
@@ -140,7 +142,7 @@ impl Plugin for PbdPlugin {
             (
                 (stats::begin_step, gate_step).chain(),
                 (
-                    sync::detect_constraint_edits,
+                    sync::detect_edits,
                     sync::rebuild_particle_rows,
                     sync::rebuild_constraint_rows,
                     sync::copy_particles_in,

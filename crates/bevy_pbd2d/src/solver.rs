@@ -7,6 +7,7 @@
 //! The entity ↔ row maps are rebuilt only when particles, boundary samples or constraints are
 //! added or removed.
 
+use bevy::ecs::change_detection::Tick;
 use bevy::prelude::*;
 
 use crate::constraints::distance::DistanceRow;
@@ -55,6 +56,15 @@ pub struct SolverState {
     pub constraints_dirty: bool,
     /// Whether boundary arrays and Ψ must be rebuilt at the next step.
     pub boundary_dirty: bool,
+    /// Whether the particle arrays must be copied in from the components at the next step: a
+    /// particle component or this resource changed since the last writeback (marked by
+    /// `detect_edits` and the `KinematicTarget` removal observer).
+    pub particles_stale: bool,
+    /// When the last writeback copied the arrays to the components: until then the arrays hold
+    /// exactly what the components hold, unless a component changed after it. `None` before
+    /// the first writeback.
+    #[reflect(ignore)]
+    pub particles_written: Option<Tick>,
 }
 
 impl SolverState {
