@@ -15,7 +15,8 @@ use crate::error::{PbdError, positive};
 pub struct Particle;
 
 /// World position x of a particle (m). Written by the solver at the end of every step; a value
-/// the user writes between steps is used by the next step.
+/// the user writes between steps is used by the next step (found through change detection, as
+/// are edits of [`Velocity`], [`InverseMass`] and [`KinematicTarget`]).
 #[derive(Component, Reflect, Debug, Default, Clone, Copy, PartialEq, Deref, DerefMut)]
 #[reflect(Component, Default)]
 pub struct Position(pub Vec2);

@@ -1,5 +1,6 @@
 //! [`PbdPlugin`]: registers components, resources and the step systems.
 
+use bevy::ecs::entity_disabling::Disabled;
 use bevy::ecs::schedule::{InternedScheduleLabel, ScheduleLabel, SingleThreadedExecutor};
 use bevy::prelude::*;
 
@@ -121,7 +122,8 @@ impl Plugin for PbdPlugin {
             .add_observer(sync::mark_constraints_dirty::<Remove, DistanceConstraint>)
             .add_observer(sync::mark_constraints_dirty::<Add, LongRangeAttachment>)
             .add_observer(sync::mark_constraints_dirty::<Remove, LongRangeAttachment>)
-            .add_observer(sync::mark_particles_stale)
+            .add_observer(sync::mark_particles_stale::<KinematicTarget>)
+            .add_observer(sync::mark_particles_stale::<Disabled>)
             .add_observer(sync::check_written_tick)
             .add_observer(fluid::boundary::mark_boundary_dirty::<Add, BoundaryParticle>)
             .add_observer(fluid::boundary::mark_boundary_dirty::<Remove, BoundaryParticle>);

@@ -2,8 +2,11 @@
 //!
 //! ECS components are the source of truth between steps. At the start of each step
 //! ([`PbdSystems::Prepare`](crate::PbdSystems::Prepare)) particles are copied into the arrays of
-//! [`SolverState`]; every algorithm step works on those arrays (cache-friendly, parallel);
-//! [`PbdSystems::Writeback`](crate::PbdSystems::Writeback) copies positions and velocities back.
+//! [`SolverState`] (unless Bevy's change detection shows that no particle component, nor the
+//! resource, changed since the last writeback: then the arrays already hold the same values; a
+//! write that bypasses change detection is not seen); every algorithm step works on those
+//! arrays (cache-friendly, parallel); [`PbdSystems::Writeback`](crate::PbdSystems::Writeback)
+//! copies positions and velocities back.
 //! The entity ↔ row maps are rebuilt only when particles, boundary samples or constraints are
 //! added or removed.
 

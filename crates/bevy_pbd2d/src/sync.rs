@@ -30,11 +30,13 @@ pub(crate) fn mark_constraints_dirty<E: EntityEvent, B: Bundle>(
     state.constraints_dirty = true;
 }
 
-/// Marks what changed outside the step since the last one:
-/// - the particle arrays, when a `Position`, `Velocity`, `InverseMass` or `KinematicTarget`
-///   was added or changed, or [`SolverState`] itself was changed, after the last writeback
-///   (then [`copy_particles_in`] copies every particle; otherwise the arrays already hold what
-///   the components hold);
+/// Marks what changed outside the solver since the last step:
+/// - the particle arrays (then [`copy_particles_in`] copies every particle; otherwise the
+///   arrays already hold what the components hold), when a `Position` or `Velocity`, or
+///   [`SolverState`] itself, changed after the last writeback (which overwrites the two
+///   components, so an edit made inside the step before it is replaced, as it always was), or
+///   an `InverseMass` or `KinematicTarget` (which the writeback does not write) since this
+///   system's last run, so that an edit by a system inside the step is taken at the next one;
 /// - the constraint rows, when a [`DistanceConstraint`] or [`LongRangeAttachment`] was changed
 ///   in place (through `Mut`, e.g. `Query<&mut DistanceConstraint>` or an inspector) since this
 ///   system last ran.
@@ -45,12 +47,12 @@ pub(crate) fn mark_constraints_dirty<E: EntityEvent, B: Bundle>(
 /// `Changed<DistanceConstraint>` query tests them entity by entity, which took ~1.5 µs of every
 /// step of the 40×30 cloth (4 592 constraints), and the copy it saves ~2 µs.
 pub(crate) fn detect_edits(world: &mut World) {
-    // Before anything below changes `SolverState` (which would count as an edit).
-    if particles_edited(world) {
-        world.resource_mut::<SolverState>().particles_stale = true;
-    }
     // In an exclusive system, `last_change_tick` is the system's last run.
     let (since, now) = (world.last_change_tick(), world.read_change_tick());
+    // Before anything below changes `SolverState` (which would count as an edit).
+    if particles_edited(world, since, now) {
+        world.resource_mut::<SolverState>().particles_stale = true;
+    }
     if changed_since::<DistanceConstraint>(world, since, now)
         || changed_since::<LongRangeAttachment>(world, since, now)
     {
@@ -58,8 +60,9 @@ pub(crate) fn detect_edits(world: &mut World) {
     }
 }
 
-/// Whether the particle arrays may differ from the components (see [`detect_edits`]).
-fn particles_edited(world: &mut World) -> bool {
+/// Whether the particle arrays may differ from the components (see [`detect_edits`], whose
+/// last run is `since`).
+fn particles_edited(world: &mut World, since: Tick, now: Tick) -> bool {
     let state = world.resource::<SolverState>();
     let Some(written) = state.particles_written else {
         return true;
@@ -67,20 +70,21 @@ fn particles_edited(world: &mut World) -> bool {
     if state.particles_stale || state.particles_dirty {
         return true;
     }
-    let now = world.read_change_tick();
-    // The writeback's own write of `particles_written` is at `written`, not after it.
+    // The writeback's own writes (and that of `particles_written`) are at `written`, not after.
     let resource_edited = world
         .get_resource_change_ticks::<SolverState>()
         .is_none_or(|ticks| ticks.is_changed(written, now));
     resource_edited
         || changed_since::<Position>(world, written, now)
         || changed_since::<Velocity>(world, written, now)
-        || changed_since::<InverseMass>(world, written, now)
-        || changed_since::<KinematicTarget>(world, written, now)
+        || changed_since::<InverseMass>(world, since, now)
+        || changed_since::<KinematicTarget>(world, since, now)
 }
 
-/// Observer: a particle stopped being held; its inverse mass must be copied in again.
-pub(crate) fn mark_particles_stale(_: On<Remove, KinematicTarget>, mut state: ResMut<SolverState>) {
+/// Observer: `B` was removed, which changes no tick but what the copy-in would read: a particle
+/// stopped being held (`KinematicTarget`: its inverse mass applies again), or an entity was
+/// enabled again (`Disabled`: its row takes its components' values again).
+pub(crate) fn mark_particles_stale<B: Bundle>(_: On<Remove, B>, mut state: ResMut<SolverState>) {
     state.particles_stale = true;
 }
 

@@ -118,3 +118,120 @@ fn writes_to_the_solver_arrays_between_steps_are_replaced_by_the_components() {
     run_steps(&mut app, 1);
     assert_eq!((position(&app, p), velocity(&app, p)), euler(x, v));
 }
+
+/// A one-shot edit for the next step, made by a system inside the step.
+#[derive(Resource, Default)]
+struct Pending(Option<Entity>);
+
+/// Pins `Pending`'s particle (a system in `PbdSchedule`, after the copy-in).
+fn pin_inside_step(mut pending: ResMut<Pending>, mut q: Query<&mut InverseMass>) {
+    if let Some(e) = pending.0.take() {
+        q.get_mut(e).unwrap().0 = 0.0;
+    }
+}
+
+/// Holds `Pending`'s particle 1 cm above where it is (through commands, inside the step).
+fn hold_inside_step(mut pending: ResMut<Pending>, q: Query<&Position>, mut commands: Commands) {
+    if let Some(e) = pending.0.take() {
+        let x = q.get(e).unwrap().0;
+        commands
+            .entity(e)
+            .insert(KinematicTarget(x + Vec2::new(0.0, 0.01)));
+    }
+}
+
+/// Moves every kinematic target 1 mm to the right (a system inside the step).
+fn animate(mut q: Query<&mut KinematicTarget>) {
+    for mut t in &mut q {
+        t.0.x += 0.001;
+    }
+}
+
+#[test]
+fn edits_by_systems_inside_the_step_take_effect_at_the_next_one() {
+    // InverseMass, written after the copy-in: the next step pins the particle.
+    let (mut app, particles) = free_particles();
+    app.init_resource::<Pending>()
+        .add_systems(PbdSchedule, pin_inside_step.after(PbdSystems::Predict));
+    let p = particles[3];
+    app.world_mut().resource_mut::<Pending>().0 = Some(p);
+    run_steps(&mut app, 1);
+    let (x, v) = (position(&app, p), velocity(&app, p));
+    run_steps(&mut app, 1);
+    assert!(
+        (velocity(&app, p) - v).length() < 1e-4,
+        "pinned: no gravity"
+    );
+    assert!((position(&app, p) - (x + DT * v)).length() < 1e-6);
+
+    // KinematicTarget inserted through commands inside the step.
+    let (mut app, particles) = free_particles();
+    app.init_resource::<Pending>().add_systems(
+        PbdSchedule,
+        hold_inside_step
+            .after(PbdSystems::Predict)
+            .before(PbdSystems::FindNeighbors),
+    );
+    let p = particles[3];
+    app.world_mut().resource_mut::<Pending>().0 = Some(p);
+    run_steps(&mut app, 1);
+    let target = app.world().get::<KinematicTarget>(p).unwrap().0;
+    run_steps(&mut app, 10);
+    assert!(
+        (position(&app, p) - target).length() < 1e-5,
+        "held at its target"
+    );
+
+    // A target animated every step from inside the step is followed (one step behind).
+    let (mut app, particles) = free_particles();
+    let p = particles[3];
+    let x = position(&app, p);
+    app.world_mut().entity_mut(p).insert(KinematicTarget(x));
+    app.add_systems(PbdSchedule, animate.after(PbdSystems::Predict));
+    run_steps(&mut app, 50);
+    let target = app.world().get::<KinematicTarget>(p).unwrap().0;
+    assert!((target.x - x.x - 0.05).abs() < 1e-4, "animated 50 × 1 mm");
+    assert!(
+        (position(&app, p) - target).length() < 1.5e-3,
+        "follows its target"
+    );
+}
+
+#[test]
+fn a_particle_enabled_again_resumes_from_its_components() {
+    let (mut app, particles) = free_particles();
+    let p = particles[3];
+    let x = position(&app, p);
+    app.world_mut()
+        .entity_mut(p)
+        .insert(bevy::ecs::entity_disabling::Disabled);
+    run_steps(&mut app, 20);
+    app.world_mut()
+        .entity_mut(p)
+        .remove::<bevy::ecs::entity_disabling::Disabled>();
+    assert_eq!(position(&app, p), x, "untouched while disabled");
+    let v = velocity(&app, p);
+    run_steps(&mut app, 1);
+    assert_eq!((position(&app, p), velocity(&app, p)), euler(x, v));
+}
+
+/// What makes the skip pay: a step that follows a step without edits does not copy in. Shown
+/// by a write to the arrays that bypasses change detection (not a supported way to edit: the
+/// components are the source of truth), which the next step then starts from.
+#[test]
+fn copy_in_is_skipped_when_nothing_changed() {
+    let (mut app, particles) = free_particles();
+    let p = particles[3];
+    {
+        let mut state = app.world_mut().resource_mut::<SolverState>();
+        let state = state.bypass_change_detection();
+        let row = state.entities.iter().position(|&e| e == p).unwrap();
+        state.x[row] = Vec2::splat(1e3);
+    }
+    run_steps(&mut app, 1);
+    assert!(
+        position(&app, p).x > 900.0,
+        "copied in: {}",
+        position(&app, p)
+    );
+}
