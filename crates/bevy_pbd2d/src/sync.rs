@@ -91,10 +91,30 @@ pub(crate) fn mark_particles_stale<B: Bundle>(_: On<Remove, B>, mut state: ResMu
 /// Observer: keeps [`SolverState`]'s stored writeback tick within the range Bevy compares
 /// ticks in (as Bevy does for the ticks of systems).
 pub(crate) fn check_written_tick(check: On<CheckChangeTicks>, mut state: ResMut<SolverState>) {
-    if let Some(tick) = &mut state.particles_written {
-        tick.check_tick(*check);
+    let state = &mut *state;
+    if let Some(tick) = &mut state.particles_written
+        && tick.check_tick(*check)
+    {
+        // Clamped: edits older than the clamp and newer than the writeback would compare equal.
+        state.particles_stale = true;
     }
 }
+
+// `changed_since` reads table columns only: the components it scans must stay in tables.
+const _: () = {
+    use bevy::ecs::component::StorageType;
+    const fn table(storage: StorageType) -> bool {
+        matches!(storage, StorageType::Table)
+    }
+    assert!(
+        table(DistanceConstraint::STORAGE_TYPE)
+            && table(LongRangeAttachment::STORAGE_TYPE)
+            && table(Position::STORAGE_TYPE)
+            && table(Velocity::STORAGE_TYPE)
+            && table(InverseMass::STORAGE_TYPE)
+            && table(KinematicTarget::STORAGE_TYPE)
+    );
+};
 
 /// Whether any `T` in table storage (the default, and that of this crate's components) was
 /// added or changed after `since`, as `Changed<T>` with last run `since` and this run `now`.
