@@ -61,7 +61,7 @@ pub struct SolverState {
     pub boundary_dirty: bool,
     /// Whether the particle arrays must be copied in from the components at the next step: a
     /// particle component or this resource changed since the last writeback (marked by
-    /// `detect_edits` and the `KinematicTarget` removal observer).
+    /// `detect_edits` and by observers of removals that change no tick).
     pub particles_stale: bool,
     /// When the last writeback copied the arrays to the components: until then the arrays hold
     /// exactly what the components hold, unless a component changed after it. `None` before

@@ -118,17 +118,27 @@ fn one_constraint_keeps_its_rest_length() {
     assert!(lowest < -0.49, "lowest point {lowest}");
 }
 
-#[test]
-fn editing_a_constraint_in_place_takes_effect_at_the_next_step() {
-    let (mut app, a, b, constraint) = pendulum();
-    run_steps(&mut app, 10);
+/// Edits the pendulum's constraint in place: rest length 0.5 → 0.25 m.
+fn shorten(app: &mut App, constraint: Entity) {
     app.world_mut()
         .get_mut::<DistanceConstraint>(constraint)
         .unwrap()
         .rest_length = 0.25;
-    run_steps(&mut app, 1);
-    let d = (position(&app, a) - position(&app, b)).length();
+}
+
+/// The pendulum's particles are 0.25 m apart (the shortened rest length).
+fn assert_shortened(app: &App, a: Entity, b: Entity) {
+    let d = (position(app, a) - position(app, b)).length();
     assert!((d - 0.25).abs() < 1e-4, "length {d}");
+}
+
+#[test]
+fn editing_a_constraint_in_place_takes_effect_at_the_next_step() {
+    let (mut app, a, b, constraint) = pendulum();
+    run_steps(&mut app, 10);
+    shorten(&mut app, constraint);
+    run_steps(&mut app, 1);
+    assert_shortened(&app, a, b);
 }
 
 #[test]
@@ -201,10 +211,7 @@ fn an_edit_made_while_steps_are_blocked_takes_effect_when_they_resume() {
     app.world_mut().resource_mut::<Gravity>().0 = Vec2::NAN;
     app.update();
     assert!(stats(&app).blocked.is_some(), "gravity NaN blocks the step");
-    app.world_mut()
-        .get_mut::<DistanceConstraint>(constraint)
-        .unwrap()
-        .rest_length = 0.25;
+    shorten(&mut app, constraint);
     let blocked_at = steps(&app);
     for _ in 0..3 {
         app.update();
@@ -212,8 +219,7 @@ fn an_edit_made_while_steps_are_blocked_takes_effect_when_they_resume() {
     assert_eq!(steps(&app), blocked_at);
     app.world_mut().resource_mut::<Gravity>().0 = Vec2::new(0.0, -9.81);
     run_steps(&mut app, 1);
-    let d = (position(&app, a) - position(&app, b)).length();
-    assert!((d - 0.25).abs() < 1e-4, "length {d}");
+    assert_shortened(&app, a, b);
 }
 
 #[test]
