@@ -67,7 +67,8 @@ fn particles_edited(world: &mut World, since: Tick, now: Tick) -> bool {
     let Some(written) = state.particles_written else {
         return true;
     };
-    if state.particles_stale || state.particles_dirty {
+    // Rows about to be rebuilt are marked stale by `rebuild_particle_rows` itself.
+    if state.particles_stale {
         return true;
     }
     // The writeback's own writes (and that of `particles_written`) are at `written`, not after.

@@ -33,6 +33,20 @@ fn euler(x: Vec2, v: Vec2) -> (Vec2, Vec2) {
     (x + DT * v, v)
 }
 
+/// Runs one step and checks that `p` took it as a pinned particle: no gravity, it keeps its
+/// velocity and moves by Δt v.
+fn assert_steps_pinned(app: &mut App, p: Entity) {
+    let (x, v) = (position(app, p), velocity(app, p));
+    run_steps(app, 1);
+    let (x1, v1) = (position(app, p), velocity(app, p));
+    assert!((v1 - v).length() < 1e-4, "pinned: no gravity, {v1} vs {v}");
+    assert!(
+        (x1 - (x + DT * v)).length() < 1e-6,
+        "{x1} vs {}",
+        x + DT * v
+    );
+}
+
 #[test]
 fn position_velocity_and_inverse_mass_edits_between_steps_take_effect() {
     let (mut app, particles) = free_particles();
@@ -53,14 +67,7 @@ fn position_velocity_and_inverse_mass_edits_between_steps_take_effect() {
 
     // Pinned from now on: no gravity (it keeps its velocity, as pinned particles do).
     app.world_mut().get_mut::<InverseMass>(p).unwrap().0 = 0.0;
-    let (x, v) = (position(&app, p), velocity(&app, p));
-    run_steps(&mut app, 1);
-    assert!(
-        (velocity(&app, p) - v).length() < 1e-4,
-        "{} vs {v}",
-        velocity(&app, p)
-    );
-    assert!((position(&app, p) - (x + DT * v)).length() < 1e-6);
+    assert_steps_pinned(&mut app, p);
     // Its neighbour in the arrays kept falling.
     let q = particles[78];
     let (xq, vq) = (position(&app, q), velocity(&app, q));
@@ -156,13 +163,7 @@ fn edits_by_systems_inside_the_step_take_effect_at_the_next_one() {
     let p = particles[3];
     app.world_mut().resource_mut::<Pending>().0 = Some(p);
     run_steps(&mut app, 1);
-    let (x, v) = (position(&app, p), velocity(&app, p));
-    run_steps(&mut app, 1);
-    assert!(
-        (velocity(&app, p) - v).length() < 1e-4,
-        "pinned: no gravity"
-    );
-    assert!((position(&app, p) - (x + DT * v)).length() < 1e-6);
+    assert_steps_pinned(&mut app, p);
 
     // KinematicTarget inserted through commands inside the step.
     let (mut app, particles) = free_particles();
@@ -234,4 +235,21 @@ fn copy_in_is_skipped_when_nothing_changed() {
         "copied in: {}",
         position(&app, p)
     );
+}
+
+/// A particle spawned between steps rebuilds the rows (its own is new, the others may move):
+/// every particle's step starts from its components.
+#[test]
+fn a_particle_spawned_between_steps_starts_from_its_components() {
+    let (mut app, particles) = free_particles();
+    let (x, v) = (Vec2::new(-5.0, 3.0), Vec2::new(1.0, 0.5));
+    let new = spawn(&mut app, |c| {
+        c.spawn((Particle, Position(x), Velocity(v), InverseMass(2.0)))
+            .id()
+    });
+    let old = particles[60];
+    let (xo, vo) = (position(&app, old), velocity(&app, old));
+    run_steps(&mut app, 1);
+    assert_eq!((position(&app, new), velocity(&app, new)), euler(x, v));
+    assert_eq!((position(&app, old), velocity(&app, old)), euler(xo, vo));
 }
