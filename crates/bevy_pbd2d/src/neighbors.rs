@@ -4,6 +4,7 @@
 
 use bevy::prelude::*;
 
+use crate::fluid::slots::SlotLists;
 use crate::kernel::{LANES, Lanes};
 use crate::parallel::{CHUNK, threads_for};
 use crate::phased::for_blocks_mut;
@@ -26,15 +27,19 @@ pub struct NeighborChunk {
     pub boundary_start: Vec<u32>,
     /// Boundary sample indices.
     pub boundary: Vec<u32>,
-    /// Per-batch scratch, one entry per [`LANES`] entries of `fluid`: x components of ∇Wᵢⱼ
-    /// (1/m³), stored by the density pass and reused by the correction pass of the same
-    /// iteration (0 in padding lanes).
-    pub gradient_x: Vec<Lanes>,
-    /// y components of ∇Wᵢⱼ (1/m³), as `gradient_x`.
-    pub gradient_y: Vec<Lanes>,
+    /// The slot-major copy of the lists and the per-pair scratch of the density solve (its
+    /// first density pass rebuilds them from the lists above).
+    pub(crate) slots: SlotLists,
 }
 
 impl NeighborChunk {
+    /// Rebuilds the slot-major copy of the lists (the chunk's first row is `first_row`).
+    pub(crate) fn build_slots(&mut self, first_row: usize) {
+        let mut slots = core::mem::take(&mut self.slots);
+        slots.build(self, first_row);
+        self.slots = slots;
+    }
+
     /// Fluid neighbours of the chunk's k-th row (without padding).
     #[inline]
     pub fn fluid_of(&self, k: usize) -> &[u32] {

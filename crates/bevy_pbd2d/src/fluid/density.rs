@@ -15,18 +15,22 @@
 //! Each iteration computes ρ, C and λ for all particles (Jacobi), then Δx, then applies ω Δx
 //! to particles with w > 0 (ω = [`FluidSettings::over_relaxation`], 1 by default); the
 //! passes run in parallel on the compute task pool, or as one pipelined sweep on one thread
-//! (the same bits). The loop stops before correcting once the average density error
-//! Σᵢ max(ρᵢ − ρ0, 0)/(N ρ0) is at or below the tolerance, so the error reported is that of the
-//! final positions; at the iteration cap the error is measured once more after the last
+//! (the same bits). Both passes take the rows 8 at a time, one per lane of an 8-lane vector,
+//! and walk their neighbour lists side by side (slot-major lists, padded to the group's
+//! longest list and masked): each row's sums stay in its lane, in list order, and C, λ and Δx
+//! are computed for 8 rows at once. The loop stops before correcting once the average density
+//! error Σᵢ max(ρᵢ − ρ0, 0)/(N ρ0) is at or below the tolerance, so the error reported is that
+//! of the final positions; at the iteration cap the error is measured once more after the last
 //! correction.
 
 use bevy::prelude::*;
 use wide::f32x8;
 
 use crate::degenerate::pair_direction;
+use crate::fluid::slots::{GROUP, Slot, SlotLists};
 use crate::fluid::{FluidSettings, jacobi};
-use crate::kernel::{CubicSpline, KernelLanes, LANES, Lanes, lengths, sum_lanes};
-use crate::neighbors::{NeighborChunk, NeighborState, RowRanges, lanes_below};
+use crate::kernel::{CubicSpline, KernelLanes};
+use crate::neighbors::{NeighborChunk, NeighborState};
 use crate::simd::Lanes8;
 use crate::solver::SolverState;
 use crate::stats::{PbdStats, Phase};
@@ -61,7 +65,7 @@ pub struct DensityState {
     pub reach: Vec<u32>,
 }
 
-/// The vectors of two neighbour batches (2 [`LANES`] lanes) the density pass evaluates the
+/// The vectors of one slot (8 pairs, one per row of a group) the density solve evaluates the
 /// kernel on: [`f32x8`] (two SSE vectors, or portable), or one AVX register inside code
 /// compiled for AVX2. Both give the same bits.
 pub(crate) trait PairLanes: Lanes8 + KernelLanes {}
@@ -80,213 +84,153 @@ pub(crate) struct Fluid<'a> {
     pub boundary_psi: &'a [f32],
 }
 
+/// ρᵢ (kg/m²), λᵢ and Σₖ Ψₖ∇Wᵢₖ (kg/m³) of the rows of a group, lane l for its l-th row.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct GroupRows {
+    pub density: f32x8,
+    pub lambda: f32x8,
+    pub boundary_x: f32x8,
+    pub boundary_y: f32x8,
+}
+
+/// The lanes `f(0), …, f(7)`.
+#[inline(always)]
+fn lanes<V: Lanes8>(f: impl Fn(usize) -> f32) -> V {
+    V::from_f32x8(f32x8::new(core::array::from_fn(f)))
+}
+
+/// `(rx, ry, d)` with the `coincident` lanes (bit l set) replaced by an offset of length
+/// 2·`tiny` along the pair direction of rows `rows[l]` and `js[l]` (antisymmetric, so a
+/// duplicated particle is pushed away from its twin instead of moving with it).
+#[inline(always)]
+fn separate_coincident<V: Lanes8>(
+    (rx, ry, d): (V, V, V),
+    coincident: u32,
+    rows: &Slot,
+    js: &Slot,
+    tiny: f32,
+) -> (V, V, V) {
+    let [mut rx, mut ry, mut d] = [rx, ry, d].map(|v| v.to_f32x8().to_array());
+    for l in (0..GROUP).filter(|l| coincident & (1 << l) != 0) {
+        let r = 2.0 * tiny * pair_direction(rows[l] as usize, js[l] as usize);
+        (rx[l], ry[l], d[l]) = (r.x, r.y, 2.0 * tiny);
+    }
+    let v = |a: [f32; GROUP]| V::from_f32x8(f32x8::new(a));
+    (v(rx), v(ry), v(d))
+}
+
 impl Fluid<'_> {
-    /// Offsets rᵢⱼ = xᵢ − xⱼ (m) and their lengths for a batch of fluid neighbours `js` of row
-    /// `i` whose real lanes are `valid`. Coincident particles (‖r‖ ≤ 10⁻⁶ h, where ∇W has no
-    /// direction) are treated as 2·10⁻⁶ h apart along an antisymmetric pair direction, so a
-    /// duplicated particle is pushed away from its twin instead of moving with it; without
-    /// `PATCH`, a batch with such a pair gives `None` (the caller retries on a cold path, which
-    /// keeps the hot loop free of calls).
+    /// ρ, λ and Σₖ Ψₖ∇Wᵢₖ of group `g`'s rows, on lanes `V` (8: one AVX register where the CPU
+    /// has AVX2; every operation is lane-wise, so every path gives the same bits); stores
+    /// ∇Wᵢⱼ of each slot in the group's scratch for [`Fluid::correction_group`].
     #[inline(always)]
-    fn fluid_offsets<const PATCH: bool>(
+    fn density_group<V: PairLanes>(
         &self,
         x: &[Vec2],
-        i: usize,
-        js: &[u32; LANES],
-        valid: Lanes,
-    ) -> Option<(Lanes, Lanes, Lanes)> {
-        let (mut rx, mut ry, xi) = ([0.0; LANES], [0.0; LANES], x[i]);
-        for l in 0..LANES {
-            // SAFETY: `jacobi::solve_on` checked that every neighbour index is < x.len().
-            let r = xi - unsafe { *x.get_unchecked(js[l] as usize) };
-            rx[l] = r.x;
-            ry[l] = r.y;
-        }
-        let d = lengths(Lanes::from(rx), Lanes::from(ry));
-        let tiny = 1e-6 * self.kernel.support_radius();
-        let coincident = d.simd_le(Lanes::splat(tiny)) & valid;
-        if !coincident.any() {
-            return Some((Lanes::from(rx), Lanes::from(ry), d));
-        }
-        if !PATCH {
-            return None;
-        }
-        let (mut d, coincident) = (d.to_array(), coincident.to_array());
-        for l in 0..LANES {
-            if coincident[l] != 0.0 {
-                let r = 2.0 * tiny * pair_direction(i, js[l] as usize);
-                (rx[l], ry[l], d[l]) = (r.x, r.y, 2.0 * tiny);
-            }
-        }
-        Some((Lanes::from(rx), Lanes::from(ry), Lanes::from(d)))
-    }
-
-    /// Offsets and lengths from row `i` to up to [`LANES`] boundary samples `ks`, and the
-    /// samples' Ψ (kg; 0 in unused lanes).
-    #[inline(always)]
-    fn boundary_offsets(&self, xi: Vec2, ks: &[u32]) -> (Lanes, Lanes, Lanes, Lanes) {
-        let h = self.kernel.support_radius();
-        let (mut rx, mut ry, mut psi) = ([2.0 * h; LANES], [0.0; LANES], [0.0; LANES]);
-        for (l, &k) in ks.iter().enumerate() {
-            // SAFETY: `jacobi::solve_on` checked that every boundary index is < the sample
-            // count, the length of both arrays.
-            let (xk, psi_k) = unsafe {
-                (
-                    *self.boundary_x.get_unchecked(k as usize),
-                    *self.boundary_psi.get_unchecked(k as usize),
-                )
-            };
-            let r = xi - xk;
-            rx[l] = r.x;
-            ry[l] = r.y;
-            psi[l] = psi_k;
-        }
-        let (rx, ry) = (Lanes::from(rx), Lanes::from(ry));
-        (rx, ry, lengths(rx, ry), Lanes::from(psi))
-    }
-
-    /// ρᵢ, λᵢ and Σₖ Ψₖ∇Wᵢₖ of row `i` (the chunk's k-th) into `row`, in one pass over the
-    /// neighbours, two batches of [`LANES`] pairs at a time on lanes `V` (8: one AVX register
-    /// where the CPU has AVX2; the fluid sums are lane-wise over the batch pairs, then lanes l
-    /// and l + 4, then as [`sum_lanes`]: the same bits on every path); stores ∇Wᵢⱼ in the
-    /// chunk's per-batch scratch for [`Fluid::correction`]. The fields are written one by one (a
-    /// whole-row value assembled on the stack and copied out stalls store forwarding on x86).
-    #[inline(always)]
-    fn density_and_lambda<V: PairLanes>(
-        &self,
-        x: &[Vec2],
-        chunk: &mut NeighborChunk,
-        k: usize,
-        i: usize,
-        row: &mut DensityRow,
-    ) {
-        if self
-            .density_and_lambda_with::<V, false>(x, chunk, k, i, row)
-            .is_none()
-        {
+        slots: &mut SlotLists,
+        g: usize,
+    ) -> GroupRows {
+        match self.density_group_with::<V, false>(x, slots, g) {
+            Some(rows) => rows,
             // Out of line, so on the baseline lanes (the same bits): code not compiled for
             // AVX2 may not hold `Avx8` values.
-            self.density_and_lambda_coincident(x, chunk, k, i, row);
+            None => self.density_group_coincident(x, slots, g),
         }
     }
 
-    /// [`Fluid::density_and_lambda`] of a row with a coincident neighbour (rare), on the
-    /// baseline lanes.
+    /// [`Fluid::density_group`] of a group with a coincident pair (rare), on the baseline
+    /// lanes.
     #[cold]
     #[inline(never)]
-    fn density_and_lambda_coincident(
-        &self,
-        x: &[Vec2],
-        chunk: &mut NeighborChunk,
-        k: usize,
-        i: usize,
-        row: &mut DensityRow,
-    ) {
-        if self
-            .density_and_lambda_with::<f32x8, true>(x, chunk, k, i, row)
-            .is_none()
-        {
-            *row = DensityRow::default();
-        }
+    fn density_group_coincident(&self, x: &[Vec2], slots: &mut SlotLists, g: usize) -> GroupRows {
+        (self.density_group_with::<f32x8, true>(x, slots, g)).unwrap_or_default()
     }
 
-    /// [`Fluid::density_and_lambda`]; `None` for a coincident neighbour without `PATCH`.
+    /// [`Fluid::density_group`]. Coincident fluid pairs (‖r‖ ≤ 10⁻⁶ h, where ∇W has no
+    /// direction) are treated as 2·10⁻⁶ h apart along an antisymmetric pair direction with
+    /// `PATCH`; without it, a group with such a pair gives `None` (the caller retries on a
+    /// cold path, which keeps the hot loop free of calls).
     #[inline(always)]
-    fn density_and_lambda_with<V: PairLanes, const PATCH: bool>(
+    fn density_group_with<V: PairLanes, const PATCH: bool>(
         &self,
         x: &[Vec2],
-        chunk: &mut NeighborChunk,
-        k: usize,
-        i: usize,
-        row: &mut DensityRow,
-    ) -> Option<()> {
-        let xi = x[i];
-        let zero = <V as Lanes8>::splat(0.0);
+        slots: &mut SlotLists,
+        g: usize,
+    ) -> Option<GroupRows> {
+        let splat = <V as Lanes8>::splat;
+        let zero = splat(0.0);
+        // SAFETY: g is one of the chunk's groups, and the slots were built in this solve from
+        // the lists `jacobi::solve_on` checked (indices_within): every row and fluid index is
+        // < x.len(), every boundary index < the sample count, the length of both arrays.
+        let at = |start: &[u32]| unsafe {
+            *start.get_unchecked(g) as usize..*start.get_unchecked(g + 1) as usize
+        };
+        let (rows, [fluid_count, boundary_count]) =
+            unsafe { (*slots.rows.get_unchecked(g), *slots.counts.get_unchecked(g)) };
+        let (fluid_count, boundary_count) =
+            (V::from_f32x8(fluid_count), V::from_f32x8(boundary_count));
+        let xi = rows.map(|i| unsafe { *x.get_unchecked(i as usize) });
+        let (xix, xiy): (V, V) = (lanes(|l| xi[l].x), lanes(|l| xi[l].y));
+        let tiny = 1e-6 * self.kernel.support_radius();
         let (mut w, mut gx, mut gy, mut g2) = (zero, zero, zero, zero);
-        // SAFETY: `jacobi::solve_on` checked the lists (indices_within), and k is one of the
-        // chunk's rows.
-        let RowRanges {
-            fluid,
-            count,
-            boundary,
-        } = unsafe { chunk.row_ranges(k) };
-        let start = fluid.start;
-        let batches = unsafe { chunk.fluid.get_unchecked(fluid) }
-            .as_chunks::<LANES>()
-            .0;
-        // Two batches per vector of 2 LANES lanes; an odd last batch is paired with offsets of
-        // zero, like its padding lanes (r = 0: ∇W = 0, and W is masked below).
-        for (p, pair) in batches.chunks(2).enumerate() {
-            let b = 2 * p;
-            let offsets = |b: usize, js| {
-                self.fluid_offsets::<PATCH>(x, i, js, lanes_below(count - b * LANES))
-            };
-            let (rx0, ry0, d0) = offsets(b, &pair[0])?;
-            let (rx1, ry1, d1) = match pair.get(1) {
-                Some(js) => offsets(b + 1, js)?,
-                None => (Lanes::ZERO, Lanes::ZERO, Lanes::ZERO),
-            };
-            let (kw, kgx, kgy) = self.kernel.batch_of(
-                V::from_halves(rx0, rx1),
-                V::from_halves(ry0, ry1),
-                V::from_halves(d0, d1),
-            );
-            // Padding lanes are the particle itself (r = 0: ∇W = 0, but W = W(0)).
-            w = w + kw.where_lane_below(count - b * LANES, 0.0);
+        for (s, at) in at(&slots.fluid_start).enumerate() {
+            let js = unsafe { *slots.fluid.get_unchecked(at) };
+            let xj = js.map(|j| unsafe { *x.get_unchecked(j as usize) });
+            let (rx, ry) = (xix - lanes(|l| xj[l].x), xiy - lanes(|l| xj[l].y));
+            let mut r = (rx, ry, (rx * rx + ry * ry).sqrt());
+            let slot = splat(s as f32);
+            let coincident = r.2.le_bits(splat(tiny)) & fluid_count.gt_bits(slot);
+            if coincident != 0 {
+                if !PATCH {
+                    return None;
+                }
+                r = separate_coincident(r, coincident, &rows, &js, tiny);
+            }
+            let (kw, kgx, kgy) = self.kernel.batch_of(r.0, r.1, r.2);
+            // Padding lanes are the row itself (r = 0: ∇W = 0, but W = W(0)).
+            w = w + kw.where_gt(fluid_count, slot);
             gx = gx + kgx;
             gy = gy + kgy;
             g2 = g2 + (kgx * kgx + kgy * kgy);
-            let at = start / LANES + b;
-            let ((gx0, gx1), (gy0, gy1)) = (kgx.halves(), kgy.halves());
-            // SAFETY: the scratch arrays have one entry per batch of `fluid` (density_block
-            // sized them) and `jacobi::solve_on` checked that the rows' batches lie within
-            // `fluid`.
-            unsafe {
-                *chunk.gradient_x.get_unchecked_mut(at) = gx0;
-                *chunk.gradient_y.get_unchecked_mut(at) = gy0;
-                if pair.len() == 2 {
-                    *chunk.gradient_x.get_unchecked_mut(at + 1) = gx1;
-                    *chunk.gradient_y.get_unchecked_mut(at + 1) = gy1;
-                }
-            }
+            unsafe { *slots.gradient.get_unchecked_mut(at) = [kgx.to_f32x8(), kgy.to_f32x8()] };
         }
-        // Lanes l and l + LANES, then as `sum_lanes`.
-        let fold = |v: V| {
-            let (low, high) = v.halves();
-            low + high
-        };
-        let (w, gx, gy, g2) = (fold(w), fold(gx), fold(gy), fold(g2));
-        let (mut bw, mut bgx, mut bgy) = (Lanes::ZERO, Lanes::ZERO, Lanes::ZERO);
-        // SAFETY: as above.
-        for ks in unsafe { chunk.boundary.get_unchecked(boundary) }.chunks(LANES) {
-            let (rx, ry, d, psi) = self.boundary_offsets(xi, ks);
-            let b = self.kernel.batch(rx, ry, d);
-            bw += psi * b.w;
-            bgx += psi * b.gx;
-            bgy += psi * b.gy;
+        let (mut bw, mut bgx, mut bgy) = (zero, zero, zero);
+        for (s, at) in at(&slots.boundary_start).enumerate() {
+            let ks = unsafe { *slots.boundary.get_unchecked(at) };
+            let (xk, psi) = unsafe {
+                (
+                    ks.map(|k| *self.boundary_x.get_unchecked(k as usize)),
+                    ks.map(|k| *self.boundary_psi.get_unchecked(k as usize)),
+                )
+            };
+            let (rx, ry) = (xix - lanes(|l| xk[l].x), xiy - lanes(|l| xk[l].y));
+            let (kw, kgx, kgy) = self.kernel.batch_of(rx, ry, (rx * rx + ry * ry).sqrt());
+            // Padding lanes (sample 0) weigh nothing.
+            let psi = lanes::<V>(|l| psi[l]).where_gt(boundary_count, splat(s as f32));
+            bw = bw + psi * kw;
+            bgx = bgx + psi * kgx;
+            bgy = bgy + psi * kgy;
         }
-        let fluid_w = self.kernel.w0() + sum_lanes(w);
-        let fluid_grad = Vec2::new(sum_lanes(gx), sum_lanes(gy));
-        let boundary_gradient = Vec2::new(sum_lanes(bgx), sum_lanes(bgy));
-        let density = self.mass * fluid_w + sum_lanes(bw);
-        row.density = density;
-        row.boundary_gradient = boundary_gradient;
-        let c = (density * self.inv_rest_density - 1.0).max(0.0);
-        if c == 0.0 {
-            row.lambda = 0.0;
-            return Some(());
-        }
-        // ∇ⱼCᵢ = −(m/ρ0)∇Wᵢⱼ, ∇ᵢCᵢ = (m Σ∇Wᵢⱼ + Σ Ψₖ∇Wᵢₖ)/ρ0.
-        let scale = self.inv_rest_density;
-        let grad_i = (self.mass * fluid_grad + boundary_gradient) * scale;
-        let sum =
-            (self.mass * scale) * (self.mass * scale) * sum_lanes(g2) + grad_i.length_squared();
-        row.lambda = -c / (sum + self.epsilon);
-        Some(())
+        let mass = splat(self.mass);
+        let density = mass * (splat(self.kernel.w0()) + w) + bw;
+        let scale = splat(self.inv_rest_density);
+        let c = (density * scale - splat(1.0)).fast_max(zero);
+        // ∇ⱼCᵢ = −(m/ρ0)∇Wᵢⱼ, ∇ᵢCᵢ = (m Σ∇Wᵢⱼ + Σ Ψₖ∇Wᵢₖ)/ρ0; λ = 0 where C = 0.
+        let (gix, giy) = ((mass * gx + bgx) * scale, (mass * gy + bgy) * scale);
+        let m_scale = self.mass * self.inv_rest_density;
+        let sum = splat(m_scale * m_scale) * g2 + (gix * gix + giy * giy);
+        let lambda = ((zero - c) / (sum + splat(self.epsilon))).where_gt(c, zero);
+        Some(GroupRows {
+            density: density.to_f32x8(),
+            lambda: lambda.to_f32x8(),
+            boundary_x: bgx.to_f32x8(),
+            boundary_y: bgy.to_f32x8(),
+        })
     }
 
     /// ρ and λ of the rows `block` (the chunk's rows) into `out`; returns their
-    /// Σ max(ρᵢ − ρ0, 0) (kg/m²).
+    /// Σ max(ρᵢ − ρ0, 0) (kg/m²). The first pass of a solve (`first`) builds the chunk's
+    /// slots from its lists.
     #[inline(always)]
     pub(super) fn density_block<V: PairLanes>(
         &self,
@@ -294,60 +238,77 @@ impl Fluid<'_> {
         chunk: &mut NeighborChunk,
         block: core::ops::Range<usize>,
         out: &mut [DensityRow],
+        first: bool,
     ) -> f64 {
-        let batches = chunk.fluid.len() / LANES;
-        chunk.gradient_x.resize(batches, Lanes::ZERO);
-        chunk.gradient_y.resize(batches, Lanes::ZERO);
+        if first {
+            chunk.build_slots(block.start);
+        }
         let mut error = 0.0f64;
-        for (k, row) in out.iter_mut().enumerate() {
-            self.density_and_lambda::<V>(x, chunk, k, block.start + k, row);
-            error += (row.density - self.rest_density).max(0.0) as f64;
+        for (g, out) in out.chunks_mut(GROUP).enumerate().take(chunk.slots.groups()) {
+            let group = self.density_group::<V>(x, &mut chunk.slots, g);
+            let [density, lambda, bx, by] = [
+                group.density,
+                group.lambda,
+                group.boundary_x,
+                group.boundary_y,
+            ]
+            .map(|v| v.to_array());
+            // The fields are written one by one (a whole-row value assembled on the stack and
+            // copied out stalls store forwarding on x86).
+            for (l, row) in out.iter_mut().enumerate() {
+                row.density = density[l];
+                row.lambda = lambda[l];
+                row.boundary_gradient = Vec2::new(bx[l], by[l]);
+                error += (density[l] - self.rest_density).max(0.0) as f64;
+            }
         }
         error
     }
 
-    /// Δxᵢ (m) of row `i` (the chunk's k-th), from the gradients the density pass of this
-    /// iteration stored.
+    /// Δxᵢ (m) of group `g`'s rows (lane l for its l-th row), from the gradients the density
+    /// pass of this iteration stored.
     #[inline(always)]
-    pub(super) fn correction(
+    pub(super) fn correction_group<V: PairLanes>(
         &self,
-        chunk: &NeighborChunk,
-        k: usize,
-        i: usize,
+        slots: &SlotLists,
+        g: usize,
         rows: &[DensityRow],
-    ) -> Vec2 {
-        // SAFETY: `jacobi::solve_on` checked the lists and the rows: i < rows.len(), k < the
-        // chunk's rows.
-        let (own, lists) = unsafe { (rows.get_unchecked(i), chunk.row_ranges(k)) };
-        let li = own.lambda;
-        let (mut x, mut y) = (Lanes::ZERO, Lanes::ZERO);
-        let first = lists.fluid.start / LANES;
-        let batches = unsafe { chunk.fluid.get_unchecked(lists.fluid) }
-            .as_chunks::<LANES>()
-            .0;
-        for (b, js) in batches.iter().enumerate() {
-            let at = first + b;
-            let mut lj = [0.0; LANES];
-            for l in 0..LANES {
-                // SAFETY: `jacobi::solve_on` checked that every neighbour index is < rows.len().
-                lj[l] = unsafe { rows.get_unchecked(js[l] as usize) }.lambda;
-            }
-            // Padding lanes have ∇W = 0.
-            let s = Lanes::splat(li) + Lanes::from(lj);
-            // SAFETY: as in `density_and_lambda_with`, `at` is a batch of `fluid`, and the
-            // block's density pass ran before in this solve (both schedules in `jacobi`
-            // guarantee it), sizing the scratch to the batches of `fluid`.
-            let (gx, gy) = unsafe {
+    ) -> [Vec2; GROUP] {
+        let splat = <V as Lanes8>::splat;
+        // SAFETY: the block's density pass ran before in this solve (both schedules in
+        // `jacobi` guarantee it) and built the slots from the checked lists: g is one of its
+        // groups and every row index is < rows.len().
+        let (own, fluid) = unsafe {
+            (
+                *slots.rows.get_unchecked(g),
+                *slots.fluid_start.get_unchecked(g) as usize
+                    ..*slots.fluid_start.get_unchecked(g + 1) as usize,
+            )
+        };
+        let own = own.map(|i| unsafe { *rows.get_unchecked(i as usize) });
+        let li: V = lanes(|l| own[l].lambda);
+        let (mut x, mut y) = (splat(0.0), splat(0.0));
+        for at in fluid {
+            let (js, [gx, gy]) = unsafe {
                 (
-                    *chunk.gradient_x.get_unchecked(at),
-                    *chunk.gradient_y.get_unchecked(at),
+                    *slots.fluid.get_unchecked(at),
+                    *slots.gradient.get_unchecked(at),
                 )
             };
-            x += s * gx;
-            y += s * gy;
+            let lj = js.map(|j| unsafe { rows.get_unchecked(j as usize) }.lambda);
+            // Padding lanes have ∇W = 0.
+            let s = li + lanes(|l| lj[l]);
+            x = x + s * V::from_f32x8(gx);
+            y = y + s * V::from_f32x8(gy);
         }
-        (self.mass * Vec2::new(sum_lanes(x), sum_lanes(y)) + li * own.boundary_gradient)
-            * self.inv_rest_density
+        let (mass, scale) = (splat(self.mass), splat(self.inv_rest_density));
+        let (bx, by): (V, V) = (
+            lanes(|l| own[l].boundary_gradient.x),
+            lanes(|l| own[l].boundary_gradient.y),
+        );
+        let dx = ((mass * x + li * bx) * scale).to_f32x8().to_array();
+        let dy = ((mass * y + li * by) * scale).to_f32x8().to_array();
+        core::array::from_fn(|l| Vec2::new(dx[l], dy[l]))
     }
 }
 
@@ -378,77 +339,112 @@ mod tests {
     use crate::spatial_grid::SpatialHashGrid;
     use crate::spatial_grid::test_points::lcg;
 
-    /// The density pass of the block `c` on the baseline lanes, and on AVX where the CPU has it
-    /// (the same bits); returns the rows.
-    fn density_blocks(
+    /// The bits of rows.
+    fn row_bits(rows: &[DensityRow]) -> Vec<[u32; 4]> {
+        let row = |r: &DensityRow| {
+            let g = r.boundary_gradient;
+            [r.density, r.lambda, g.x, g.y].map(f32::to_bits)
+        };
+        rows.iter().map(row).collect()
+    }
+
+    /// The bits of vectors.
+    fn vec_bits(v: &[Vec2]) -> Vec<[u32; 2]> {
+        v.iter().map(|v| [v.x.to_bits(), v.y.to_bits()]).collect()
+    }
+
+    /// The density pass of every chunk, then Δx of every row from the rows, on the baseline
+    /// lanes, and on AVX where the CPU has it (the same bits); returns the rows and Δx.
+    fn both_passes(
         fluid: &Fluid,
         x: &[Vec2],
-        chunk: &mut NeighborChunk,
-        c: usize,
-    ) -> Vec<DensityRow> {
-        let block = c * CHUNK..(c * CHUNK + CHUNK).min(x.len());
-        let mut out = vec![DensityRow::default(); block.len()];
-        let mut results = vec![fluid.density_block::<f32x8>(x, chunk, block.clone(), &mut out)];
-        let baseline = (
-            out.clone(),
-            chunk.gradient_x.clone(),
-            chunk.gradient_y.clone(),
-        );
+        chunks: &mut [NeighborChunk],
+    ) -> (Vec<DensityRow>, Vec<Vec2>) {
+        fn run<V: PairLanes>(
+            fluid: &Fluid,
+            x: &[Vec2],
+            chunks: &mut [NeighborChunk],
+        ) -> (Vec<DensityRow>, Vec<Vec2>) {
+            let mut rows = vec![DensityRow::default(); x.len()];
+            for (c, (chunk, out)) in chunks.iter_mut().zip(rows.chunks_mut(CHUNK)).enumerate() {
+                let block = c * CHUNK..c * CHUNK + out.len();
+                let error = fluid.density_block::<V>(x, chunk, block, out, true);
+                let excess = out
+                    .iter()
+                    .map(|r| (r.density - fluid.rest_density).max(0.0));
+                assert_eq!(
+                    error,
+                    excess.map(f64::from).sum::<f64>(),
+                    "error of block {c}"
+                );
+            }
+            let mut delta = Vec::new();
+            for chunk in chunks.iter() {
+                for g in 0..chunk.slots.groups() {
+                    let group = fluid.correction_group::<V>(&chunk.slots, g, &rows);
+                    let real = (chunk.fluid_count.len() - g * GROUP).min(GROUP);
+                    delta.extend_from_slice(&group[..real]);
+                }
+            }
+            (rows, delta)
+        }
+        let baseline = run::<f32x8>(fluid, x, chunks);
         #[cfg(target_arch = "x86_64")]
         if has_avx2() {
             #[target_feature(enable = "avx2")]
             fn avx2(
                 fluid: &Fluid,
                 x: &[Vec2],
-                chunk: &mut NeighborChunk,
-                block: core::ops::Range<usize>,
-                out: &mut [DensityRow],
-            ) -> f64 {
-                fluid.density_block::<Avx8>(x, chunk, block, out)
+                chunks: &mut [NeighborChunk],
+            ) -> (Vec<DensityRow>, Vec<Vec2>) {
+                run::<Avx8>(fluid, x, chunks)
             }
-            out.fill(DensityRow::default());
+            let scratch: Vec<_> = chunks.iter().map(|c| c.slots.gradient.clone()).collect();
             // Every scratch entry must be written again.
-            chunk.gradient_x.fill(Lanes::splat(f32::NAN));
-            chunk.gradient_y.fill(Lanes::splat(f32::NAN));
+            for chunk in chunks.iter_mut() {
+                chunk.slots.gradient.fill([f32x8::splat(f32::NAN); 2]);
+            }
             // SAFETY: the CPU has AVX2.
-            results.push(unsafe { avx2(fluid, x, chunk, block, &mut out) });
-            let bits = |rows: &[DensityRow]| {
-                let row = |r: &DensityRow| {
-                    let g = r.boundary_gradient;
-                    [r.density, r.lambda, g.x, g.y].map(f32::to_bits)
-                };
-                rows.iter().map(row).collect::<Vec<_>>()
+            let avx = unsafe { avx2(fluid, x, chunks) };
+            assert_eq!(
+                row_bits(&avx.0),
+                row_bits(&baseline.0),
+                "ρ, λ: AVX and baseline"
+            );
+            assert_eq!(
+                vec_bits(&avx.1),
+                vec_bits(&baseline.1),
+                "Δx: AVX and baseline"
+            );
+            let lane_bits = |g: &[[f32x8; 2]]| -> Vec<[[u32; GROUP]; 2]> {
+                g.iter()
+                    .map(|g| g.map(|v| v.to_array().map(f32::to_bits)))
+                    .collect()
             };
-            let lanes = |v: &[Lanes]| -> Vec<[u32; LANES]> {
-                v.iter().map(|l| l.to_array().map(f32::to_bits)).collect()
-            };
-            assert_eq!(bits(&out), bits(&baseline.0), "ρ, λ: AVX and baseline");
-            assert_eq!(lanes(&chunk.gradient_x), lanes(&baseline.1));
-            assert_eq!(lanes(&chunk.gradient_y), lanes(&baseline.2));
+            for (chunk, before) in chunks.iter().zip(&scratch) {
+                assert_eq!(lane_bits(&chunk.slots.gradient), lane_bits(before));
+            }
         }
         #[cfg(target_arch = "x86_64")]
         if !has_avx2() {
-            eprintln!("no AVX2: only the baseline density pass was run");
+            eprintln!("no AVX2: only the baseline passes were run");
         }
-        let expected = (out.iter())
-            .map(|r| (r.density - fluid.rest_density).max(0.0) as f64)
-            .sum::<f64>();
-        assert!(results.iter().all(|&e| e == expected));
-        out
+        baseline
     }
 
     #[test]
-    fn density_pass_has_the_same_bits_on_every_path_and_the_direct_sums() {
+    fn density_and_correction_have_the_same_bits_on_every_path_and_the_direct_sums() {
         let settings = FluidSettings::default();
         let h = settings.support_radius;
         let spacing = 2.0 * settings.particle_radius;
         let mut seed = 7;
-        // A jittered block (rows with odd and even numbers of neighbour batches), one particle
+        // A jittered, squeezed block of 403 rows (a partial last chunk and group), one particle
         // duplicated (a coincident pair), and a wall of boundary samples below it.
-        let mut x: Vec<Vec2> = (0..400)
+        let mut x: Vec<Vec2> = (0..403)
             .map(|k| {
                 let jitter = Vec2::new(lcg(&mut seed), lcg(&mut seed)) - 0.5;
-                Vec2::new((k % 20) as f32, (k / 20) as f32 + 0.5) * spacing + 0.3 * spacing * jitter
+                Vec2::new((k % 20) as f32, (k / 20) as f32 * 0.8 + 0.5) * spacing
+                    + 0.3 * spacing * jitter
             })
             .collect();
         x[77] = x[78];
@@ -472,25 +468,22 @@ mod tests {
             boundary_x: &boundary_x,
             boundary_psi: &boundary_psi,
         };
-        let mut batch_counts = [0; 2];
-        for (c, chunk) in chunks.iter_mut().enumerate() {
-            for k in 0..chunk.fluid_count.len() {
-                let batches = (chunk.fluid_start[k + 1] - chunk.fluid_start[k]) as usize / LANES;
-                batch_counts[batches % 2] += 1;
-            }
-            let out = density_blocks(&fluid, &x, chunk, c);
-            for (k, row) in out.iter().enumerate() {
-                let i = c * CHUNK + k;
+        let (rows, delta) = both_passes(&fluid, &x, &mut chunks);
+        assert_eq!(delta.len(), x.len());
+        let close = |a: f32, b: f32, scale: f32| (a - b).abs() <= 1e-4 * scale;
+        let mut compressed = 0;
+        for (c, chunk) in chunks.iter().enumerate() {
+            let slots = &chunk.slots;
+            for g in 0..slots.groups() {
+                let fluid_count = slots.counts[g][0].to_array();
+                let range = slots.fluid_start[g] as usize..slots.fluid_start[g + 1] as usize;
                 // Each pair's scratch lane holds ∇Wᵢⱼ of the pairwise kernel, bit for bit
                 // (the coincident pair, pushed apart, is left out), padding lanes 0.
-                for (at, js, valid) in chunk.fluid_batches(k) {
-                    let (gx, gy) = (
-                        chunk.gradient_x[at].to_array(),
-                        chunk.gradient_y[at].to_array(),
-                    );
-                    for l in 0..LANES {
-                        let j = js[l] as usize;
-                        if valid.to_array()[l] == 0.0 {
+                for (s, at) in range.enumerate() {
+                    let [gx, gy] = slots.gradient[at].map(|v| v.to_array());
+                    for l in 0..GROUP {
+                        let (i, j) = (slots.rows[g][l] as usize, slots.fluid[at][l] as usize);
+                        if s as f32 >= fluid_count[l] {
                             assert!(gx[l] == 0.0 && gy[l] == 0.0, "padding of {i}");
                         } else if x[i] != x[j] {
                             let g = fluid.kernel.gradient(x[i] - x[j]);
@@ -499,6 +492,10 @@ mod tests {
                         }
                     }
                 }
+            }
+            for k in 0..chunk.fluid_count.len() {
+                let i = c * CHUNK + k;
+                let row = rows[i];
                 // ρᵢ against the direct sum m W(0) + Σⱼ m Wᵢⱼ + Σₖ Ψₖ Wᵢₖ (another order).
                 let w = |p: Vec2| fluid.kernel.w((x[i] - p).length());
                 let direct = fluid.mass * fluid.kernel.w0()
@@ -511,15 +508,33 @@ mod tests {
                         .map(|(&p, &psi)| psi * w(p))
                         .sum::<f32>();
                 assert!(
-                    (row.density - direct).abs() <= 1e-4 * direct,
-                    "row {i}: {} vs {direct}",
+                    close(row.density, direct, direct),
+                    "ρ of {i}: {}",
                     row.density
+                );
+                if row.lambda < 0.0 {
+                    compressed += 1;
+                }
+                // Δxᵢ against (1/ρ0)(Σⱼ m (λᵢ + λⱼ) ∇Wᵢⱼ + λᵢ Σₖ Ψₖ ∇Wᵢₖ), coincident pair
+                // left out.
+                if i == 77 || i == 78 {
+                    continue;
+                }
+                let fluid_part = (x.iter().enumerate())
+                    .filter(|&(j, _)| j != i)
+                    .map(|(j, &p)| {
+                        fluid.mass * (row.lambda + rows[j].lambda) * fluid.kernel.gradient(x[i] - p)
+                    })
+                    .sum::<Vec2>();
+                let direct = (fluid_part + row.lambda * row.boundary_gradient) / fluid.rest_density;
+                let scale = direct.length().max(1e-9);
+                assert!(
+                    close(delta[i].x, direct.x, scale) && close(delta[i].y, direct.y, scale),
+                    "Δx of {i}: {} vs {direct}",
+                    delta[i]
                 );
             }
         }
-        assert!(
-            batch_counts.iter().all(|&n| n > 0),
-            "odd and even batch counts: {batch_counts:?}"
-        );
+        assert!(compressed > 50, "rows with λ < 0: {compressed}");
     }
 }

@@ -20,6 +20,7 @@ use wide::f32x8;
 
 use crate::fluid::FluidSettings;
 use crate::fluid::density::{DensityRow, DensityState, Fluid, PairLanes};
+use crate::fluid::slots::GROUP;
 use crate::kernel::CubicSpline;
 use crate::neighbors::{NeighborChunk, chunks_fit};
 use crate::parallel::{CHUNK, threads_for};
@@ -34,6 +35,8 @@ const DENSITY: u32 = 0;
 const CORRECTION: u32 = 1;
 /// Phase bit of the solve: the current positions are in [`DensityState::positions`].
 const SWAPPED: u32 = 2;
+/// Phase bit of the solve: the first density pass, which also builds each chunk's slots.
+const FIRST: u32 = 4;
 
 /// The data the blocks of a solve share (see [`run_phases`]).
 struct Shared<'s, 'a> {
@@ -61,16 +64,21 @@ impl Fluid<'_> {
             let x = s.x[current].read();
             if phase & CORRECTION == 0 {
                 let out = s.rows.block_mut(block.clone());
-                s.errors.block_mut(c..c + 1)[0] = self.density_block::<V>(x, chunk, block, out);
+                let first = phase & FIRST != 0;
+                s.errors.block_mut(c..c + 1)[0] =
+                    self.density_block::<V>(x, chunk, block, out, first);
             } else {
                 let rows = s.rows.read();
                 let corrected = s.x[1 - current].block_mut(block.clone());
                 let w = &s.w[block.start..block.start + corrected.len()];
-                for (k, (next, &wi)) in corrected.iter_mut().zip(w).enumerate() {
-                    let i = block.start + k;
-                    *next = x[i];
-                    if wi > 0.0 {
-                        *next += self.over_relaxation * self.correction(chunk, k, i, rows);
+                let groups = corrected.chunks_mut(GROUP).zip(w.chunks(GROUP));
+                for (g, (corrected, w)) in groups.enumerate().take(chunk.slots.groups()) {
+                    let delta = self.correction_group::<V>(&chunk.slots, g, rows);
+                    for (l, (next, &wi)) in corrected.iter_mut().zip(w).enumerate() {
+                        *next = x[block.start + g * GROUP + l];
+                        if wi > 0.0 {
+                            *next += self.over_relaxation * delta[l];
+                        }
                     }
                 }
             }
@@ -176,7 +184,7 @@ fn solve_on(
         finished(sum, iterations)
     };
     if threads == 1 {
-        let mut phase = DENSITY;
+        let mut phase = DENSITY | FIRST;
         loop {
             let (mut partial, mut corrected) = (0.0, 0);
             for c in 0..blocks {
@@ -195,14 +203,14 @@ fn solve_on(
             }
             (corrected..blocks).for_each(|c| work(phase | CORRECTION, c));
             iterations += 1;
-            phase ^= SWAPPED;
+            phase = (phase ^ SWAPPED) & !FIRST;
         }
     } else {
-        run_phases(blocks, threads, DENSITY, work, |phase| {
+        run_phases(blocks, threads, DENSITY | FIRST, work, |phase| {
             if phase & CORRECTION != 0 {
                 iterations += 1;
                 // The density pass of the buffer just written.
-                return (phase ^ SWAPPED) & !CORRECTION;
+                return (phase ^ SWAPPED) & !(CORRECTION | FIRST);
             }
             if ends_after(phase, iterations) {
                 FINISHED

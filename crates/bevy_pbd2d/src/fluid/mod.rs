@@ -15,6 +15,7 @@ pub mod density;
 mod jacobi;
 pub mod scene;
 pub mod settings;
+pub(crate) mod slots;
 pub mod viscosity;
 
 use bevy::prelude::*;

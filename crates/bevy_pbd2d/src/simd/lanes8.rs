@@ -5,7 +5,7 @@
 
 use core::ops::{Add, Div, Mul, Sub};
 
-use wide::{f32x4, f32x8};
+use wide::f32x8;
 
 /// The lane operations the batched projections and the fluid's 8-lane kernel use.
 pub(crate) trait Lanes8:
@@ -23,16 +23,14 @@ pub(crate) trait Lanes8:
     fn where_gt(self, lhs: Self, rhs: Self) -> Self;
     /// Bit l set where lane l of `self` > `rhs`.
     fn gt_bits(self, rhs: Self) -> u32;
+    /// Bit l set where lane l of `self` ≤ `rhs` (not where either is NaN).
+    fn le_bits(self, rhs: Self) -> u32;
     /// `candidate` where it is > `self`, `self` elsewhere (a NaN candidate is ignored).
     fn larger(self, candidate: Self) -> Self;
     /// `candidate` where it is < `self`, `self` elsewhere (a NaN candidate is ignored).
     fn smaller(self, candidate: Self) -> Self;
     /// `self` in the lanes l < `count`, `elsewhere` in the others.
     fn where_lane_below(self, count: usize, elsewhere: f32) -> Self;
-    /// Lanes 0..4 from `low`, 4..8 from `high`.
-    fn from_halves(low: f32x4, high: f32x4) -> Self;
-    /// Lanes 0..4 and 4..8.
-    fn halves(self) -> (f32x4, f32x4);
 }
 
 /// Each lane's index.
@@ -64,6 +62,10 @@ impl Lanes8 for f32x8 {
         self.simd_gt(rhs).to_bitmask()
     }
     #[inline(always)]
+    fn le_bits(self, rhs: Self) -> u32 {
+        self.simd_le(rhs).to_bitmask()
+    }
+    #[inline(always)]
     fn larger(self, candidate: Self) -> Self {
         candidate.simd_gt(self).select(candidate, self)
     }
@@ -75,17 +77,6 @@ impl Lanes8 for f32x8 {
     fn where_lane_below(self, count: usize, elsewhere: f32) -> Self {
         let below = f32x8::new(LANE_INDEX).simd_lt(f32x8::splat(count as f32));
         below.select(self, f32x8::splat(elsewhere))
-    }
-    #[inline(always)]
-    fn from_halves(low: f32x4, high: f32x4) -> Self {
-        // SAFETY: two `f32x4` and one `f32x8` are all eight `f32` in lane order.
-        unsafe { core::mem::transmute::<[f32x4; 2], f32x8>([low, high]) }
-    }
-    #[inline(always)]
-    fn halves(self) -> (f32x4, f32x4) {
-        // SAFETY: as above.
-        let [low, high] = unsafe { core::mem::transmute::<f32x8, [f32x4; 2]>(self) };
-        (low, high)
     }
 }
 
@@ -100,7 +91,7 @@ pub(crate) mod avx {
     /// intrinsics: they become single instructions once inlined into a function compiled for
     /// AVX2. Values of this type may only exist where the CPU has AVX2: the code generic over
     /// [`Lanes8`] that makes them ([`Lanes8::splat`], [`Lanes8::from_f32x8`],
-    /// [`Lanes8::from_halves`], `from_m256`, and the kernel's `KernelLanes::splat`) is reached
+    /// `from_m256`, and the kernel's `KernelLanes::splat`) is reached
     /// with `Avx8` only through functions compiled for AVX2 whose callers checked the CPU
     /// (`project_sweep_unchecked`, `max_relative_stretch_unchecked`, the fluid's
     /// `phase_block_avx2`). Every function and
@@ -173,6 +164,11 @@ pub(crate) mod avx {
             unsafe { _mm256_movemask_ps(mask) as u32 }
         }
         #[inline(always)]
+        fn le_bits(self, rhs: Self) -> u32 {
+            let mask = unsafe { _mm256_cmp_ps::<_CMP_LE_OQ>(self.0, rhs.0) };
+            unsafe { _mm256_movemask_ps(mask) as u32 }
+        }
+        #[inline(always)]
         fn larger(self, candidate: Self) -> Self {
             let mask = unsafe { _mm256_cmp_ps::<_CMP_GT_OQ>(candidate.0, self.0) };
             Self(unsafe { _mm256_blendv_ps(self.0, candidate.0, mask) })
@@ -187,33 +183,6 @@ pub(crate) mod avx {
             let index = unsafe { _mm256_loadu_ps(LANE_INDEX.as_ptr()) };
             let below = unsafe { _mm256_cmp_ps::<_CMP_LT_OQ>(index, _mm256_set1_ps(count as f32)) };
             Self(unsafe { _mm256_blendv_ps(_mm256_set1_ps(elsewhere), self.0, below) })
-        }
-        #[inline(always)]
-        fn from_halves(low: f32x4, high: f32x4) -> Self {
-            // SAFETY: an `f32x4` and an `__m128` are both four `f32` in lane order.
-            let (low, high) = unsafe {
-                (
-                    core::mem::transmute::<f32x4, __m128>(low),
-                    core::mem::transmute::<f32x4, __m128>(high),
-                )
-            };
-            Self(unsafe { _mm256_set_m128(high, low) })
-        }
-        #[inline(always)]
-        fn halves(self) -> (f32x4, f32x4) {
-            let (low, high) = unsafe {
-                (
-                    _mm256_castps256_ps128(self.0),
-                    _mm256_extractf128_ps::<1>(self.0),
-                )
-            };
-            // SAFETY: as above.
-            unsafe {
-                (
-                    core::mem::transmute::<__m128, f32x4>(low),
-                    core::mem::transmute::<__m128, f32x4>(high),
-                )
-            }
         }
     }
 }
