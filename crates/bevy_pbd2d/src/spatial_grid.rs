@@ -13,6 +13,9 @@
 
 use bevy::prelude::*;
 
+#[cfg(target_arch = "x86_64")]
+mod avx2;
+
 /// Row multiplier P of the bucket function (≡ 3 mod 8; the golden-ratio constant spreads rows
 /// over the table).
 const ROW: u32 = 0x9E37_79B3;
@@ -146,10 +149,55 @@ impl SpatialHashGrid {
     }
 
     /// Appends to `out` every point j ≠ `exclude` with ‖p − xⱼ‖ < `radius` (≤ the cell size),
-    /// branch-free per candidate: `out` grows once by the candidate count, every candidate is
-    /// written, and the cursor advances only past the kept ones.
+    /// in the order of [`SpatialHashGrid::for_each_within`]: eight candidates at a time where
+    /// the CPU has AVX2, else branch-free per candidate (`out` grows once by the candidate
+    /// count, every candidate is written, and the cursor advances only past the kept ones).
     #[inline]
     pub fn collect_within(&self, p: Vec2, radius: f32, exclude: u32, out: &mut Vec<u32>) {
+        #[cfg(target_arch = "x86_64")]
+        if crate::simd::has_avx2() {
+            // SAFETY: the CPU has AVX2.
+            unsafe { self.collect_within_avx2(p, radius, exclude, out) };
+            return;
+        }
+        self.collect_within_scalar(p, radius, exclude, out);
+    }
+
+    /// [`SpatialHashGrid::collect_within`] with the AVX2 filter.
+    ///
+    /// # Safety
+    /// The CPU has AVX2.
+    #[cfg(target_arch = "x86_64")]
+    #[inline]
+    unsafe fn collect_within_avx2(&self, p: Vec2, radius: f32, exclude: u32, out: &mut Vec<u32>) {
+        let (runs, n) = self.candidates(p);
+        let runs = &runs[..n];
+        let candidates: usize = runs.iter().map(|(entries, _)| entries.len()).sum();
+        // Room for the filter's whole-vector stores past the last candidate.
+        out.reserve(candidates + 8);
+        let spare = out.spare_capacity_mut();
+        let mut kept = 0;
+        for (entries, positions) in runs {
+            // SAFETY: the CPU has AVX2; `kept` counts kept candidates of the runs before, so
+            // at least this run's length + 8 entries follow `kept` in `spare`.
+            kept += unsafe {
+                avx2::filter_run(
+                    p,
+                    radius * radius,
+                    exclude,
+                    entries,
+                    positions,
+                    &mut spare[kept..],
+                )
+            };
+        }
+        // SAFETY: `filter_run` initialised the first `kept` entries of `spare`.
+        unsafe { out.set_len(out.len() + kept) };
+    }
+
+    /// [`SpatialHashGrid::collect_within`] one candidate at a time.
+    #[inline]
+    fn collect_within_scalar(&self, p: Vec2, radius: f32, exclude: u32, out: &mut Vec<u32>) {
         let r2 = radius * radius;
         let (runs, n) = self.candidates(p);
         let runs = &runs[..n];
@@ -210,6 +258,9 @@ pub(crate) mod test_points {
                 assert_eq!(collected[0], u32::MAX, "appends");
                 // The same points in the same order (the density sums add in list order).
                 assert_eq!(collected[1..], v[..], "collect_within = for_each_within");
+                let mut scalar = vec![u32::MAX];
+                grid.collect_within_scalar(points[i], h, i as u32, &mut scalar);
+                assert_eq!(scalar, collected, "the scalar filter = the filter used");
                 v.sort_unstable();
                 v
             })
