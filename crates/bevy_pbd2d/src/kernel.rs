@@ -167,8 +167,8 @@ impl KernelLanes for crate::simd::Avx8 {
     }
 }
 
-/// Number of neighbour pairs in a batch of the neighbour lists (the density pass evaluates two
-/// batches at once, the correction pass and XSPH one).
+/// Number of neighbour pairs in a batch of the neighbour lists (XSPH evaluates one batch at
+/// once; the density solve takes 8 rows' pairs at once instead).
 pub const LANES: usize = 4;
 
 /// One f32 per lane ([`LANES`] of them), computed with SIMD where the target has it.

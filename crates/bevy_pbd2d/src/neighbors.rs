@@ -1,6 +1,7 @@
 //! Neighbour lists of the fluid particles, built each step from the
 //! [`SpatialHashGrid`]s over the fluid and the boundary samples, in blocks of [`CHUNK`] rows and
-//! padded to the SIMD batches of the density solve.
+//! padded to the SIMD batches of the XSPH pass (the density solve walks a slot-major copy, rows
+//! 8 at a time).
 
 use bevy::prelude::*;
 
@@ -12,7 +13,7 @@ pub use crate::spatial_grid::SpatialHashGrid; // (its old path)
 
 /// Neighbour lists of a block of [`CHUNK`] consecutive fluid rows, in CSR form. Each row's
 /// fluid list is padded with the row itself to a whole number of [`LANES`]-wide batches, so the
-/// density solve reads and writes whole batches.
+/// XSPH pass reads whole batches.
 #[derive(Debug, Default, Clone)]
 pub struct NeighborChunk {
     /// `fluid_start[k]` (a multiple of [`LANES`]) is where the chunk's k-th row's list begins
@@ -47,8 +48,8 @@ impl NeighborChunk {
         &self.fluid[start..start + self.fluid_count[k] as usize]
     }
 
-    /// The chunk's k-th row's padded fluid list, cut into batches of [`LANES`], each with the
-    /// index of its per-batch scratch entry and the mask of its real (non-padding) lanes.
+    /// The chunk's k-th row's padded fluid list, cut into batches of [`LANES`], each with its
+    /// index in the chunk's batches and the mask of its real (non-padding) lanes.
     #[inline]
     pub fn fluid_batches(
         &self,
@@ -111,40 +112,11 @@ impl NeighborChunk {
             && self.boundary.iter().all(|&k| (k as usize) < boundary)
     }
 
-    /// Where the chunk's k-th row's lists are, without bounds checks.
-    ///
-    /// # Safety
-    /// [`NeighborChunk::indices_within`] holds for this chunk and `k` is below its row count.
-    #[inline(always)]
-    pub unsafe fn row_ranges(&self, k: usize) -> RowRanges {
-        // SAFETY: `fluid_start` and `boundary_start` have rows + 1 entries, `fluid_count` rows.
-        unsafe {
-            RowRanges {
-                fluid: *self.fluid_start.get_unchecked(k) as usize
-                    ..*self.fluid_start.get_unchecked(k + 1) as usize,
-                count: *self.fluid_count.get_unchecked(k) as usize,
-                boundary: *self.boundary_start.get_unchecked(k) as usize
-                    ..*self.boundary_start.get_unchecked(k + 1) as usize,
-            }
-        }
-    }
-
     /// Boundary neighbours of the chunk's k-th row.
     #[inline]
     pub fn boundary_of(&self, k: usize) -> &[u32] {
         &self.boundary[self.boundary_start[k] as usize..self.boundary_start[k + 1] as usize]
     }
-}
-
-/// Where one row's lists are in its [`NeighborChunk`].
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RowRanges {
-    /// The padded fluid list: a range of `fluid`, whole batches.
-    pub fluid: core::ops::Range<usize>,
-    /// Real fluid neighbours at the start of that range.
-    pub count: usize,
-    /// The boundary list: a range of `boundary`.
-    pub boundary: core::ops::Range<usize>,
 }
 
 /// Whether `chunks` has one chunk per block of [`CHUNK`] of the `n` fluid rows and `each(chunk,

@@ -273,6 +273,29 @@ mod tests {
     use super::test_points::*;
     use super::*;
 
+    /// Points exactly the radius apart are not neighbours (the test is ‖r‖ < h), and a NaN
+    /// point is nobody's neighbour, on every filter.
+    #[test]
+    fn points_at_the_radius_and_nan_points_are_not_neighbours() {
+        let h = 0.5;
+        // A lattice of spacing h (exact in binary: the distances are exactly h and h√2), 3
+        // points near the middle, and a NaN point.
+        let mut points: Vec<Vec2> = (0..36)
+            .map(|k| Vec2::new((k % 6) as f32, (k / 6) as f32) * h)
+            .collect();
+        points.extend([Vec2::splat(1.1), Vec2::splat(1.2), Vec2::new(1.15, 1.4)]);
+        points.push(Vec2::new(f32::NAN, 0.25));
+        let lists = grid_lists(&points, h);
+        for (i, list) in lists.iter().enumerate() {
+            assert_eq!(*list, brute(&points, i, h), "particle {i}");
+            if i < 36 {
+                assert!(list.iter().all(|&j| j >= 36), "lattice point {i}: {list:?}");
+            }
+        }
+        assert_eq!(lists[36], vec![14, 15, 20, 37, 38]);
+        assert!(lists[39].is_empty() && lists.iter().all(|l| !l.contains(&39)));
+    }
+
     #[test]
     fn grid_equals_brute_force_on_hard_sets() {
         let h = 0.1;

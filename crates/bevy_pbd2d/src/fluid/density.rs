@@ -205,11 +205,12 @@ impl Fluid<'_> {
             };
             let (rx, ry) = (xix - lanes(|l| xk[l].x), xiy - lanes(|l| xk[l].y));
             let (kw, kgx, kgy) = self.kernel.batch_of(rx, ry, (rx * rx + ry * ry).sqrt());
-            // Padding lanes (sample 0) weigh nothing.
-            let psi = lanes::<V>(|l| psi[l]).where_gt(boundary_count, splat(s as f32));
-            bw = bw + psi * kw;
-            bgx = bgx + psi * kgx;
-            bgy = bgy + psi * kgy;
+            // Padding lanes (sample 0) add nothing, even where sample 0 is not finite.
+            let psi: V = lanes(|l| psi[l]);
+            let real = |v: V| v.where_gt(boundary_count, splat(s as f32));
+            bw = bw + real(psi * kw);
+            bgx = bgx + real(psi * kgx);
+            bgy = bgy + real(psi * kgy);
         }
         let mass = splat(self.mass);
         let density = mass * (splat(self.kernel.w0()) + w) + bw;
@@ -231,8 +232,13 @@ impl Fluid<'_> {
     /// ρ and λ of the rows `block` (the chunk's rows) into `out`; returns their
     /// Σ max(ρᵢ − ρ0, 0) (kg/m²). The first pass of a solve (`first`) builds the chunk's
     /// slots from its lists.
+    ///
+    /// # Safety
+    /// [`NeighborChunk::indices_within`] holds for `chunk`, `block`, `x.len()` fluid rows and
+    /// the boundary samples. Unless `first`, the chunk's slots were built from these lists (by
+    /// a pass with `first` in this solve).
     #[inline(always)]
-    pub(super) fn density_block<V: PairLanes>(
+    pub(super) unsafe fn density_block<V: PairLanes>(
         &self,
         x: &[Vec2],
         chunk: &mut NeighborChunk,
@@ -267,8 +273,12 @@ impl Fluid<'_> {
 
     /// Δxᵢ (m) of group `g`'s rows (lane l for its l-th row), from the gradients the density
     /// pass of this iteration stored.
+    ///
+    /// # Safety
+    /// The slots were built by [`Fluid::density_block`] in this solve, from lists checked for
+    /// `rows.len()` fluid rows, and g is one of their groups.
     #[inline(always)]
-    pub(super) fn correction_group<V: PairLanes>(
+    pub(super) unsafe fn correction_group<V: PairLanes>(
         &self,
         slots: &SlotLists,
         g: usize,
@@ -368,7 +378,14 @@ mod tests {
             let mut rows = vec![DensityRow::default(); x.len()];
             for (c, (chunk, out)) in chunks.iter_mut().zip(rows.chunks_mut(CHUNK)).enumerate() {
                 let block = c * CHUNK..c * CHUNK + out.len();
-                let error = fluid.density_block::<V>(x, chunk, block, out, true);
+                assert!(chunk.indices_within(
+                    block.start,
+                    out.len(),
+                    x.len(),
+                    fluid.boundary_x.len()
+                ));
+                // SAFETY: the lists were checked just above; `first` builds the slots.
+                let error = unsafe { fluid.density_block::<V>(x, chunk, block, out, true) };
                 let excess = out
                     .iter()
                     .map(|r| (r.density - fluid.rest_density).max(0.0));
@@ -381,7 +398,8 @@ mod tests {
             let mut delta = Vec::new();
             for chunk in chunks.iter() {
                 for g in 0..chunk.slots.groups() {
-                    let group = fluid.correction_group::<V>(&chunk.slots, g, &rows);
+                    // SAFETY: the slots were built above from the checked lists.
+                    let group = unsafe { fluid.correction_group::<V>(&chunk.slots, g, &rows) };
                     let real = (chunk.fluid_count.len() - g * GROUP).min(GROUP);
                     delta.extend_from_slice(&group[..real]);
                 }
@@ -448,9 +466,12 @@ mod tests {
             })
             .collect();
         x[77] = x[78];
-        let boundary_x: Vec<Vec2> = (0..40)
+        // Sample 0 is not finite and nobody's neighbour: padding lanes read it, and must not
+        // turn its NaN offsets into NaN rows.
+        let mut boundary_x: Vec<Vec2> = (0..40)
             .map(|k| Vec2::new(k as f32 * 0.5 * spacing, 0.0))
             .collect();
+        boundary_x[0] = Vec2::new(f32::INFINITY, 0.0);
         let boundary_psi = vec![0.6 * settings.particle_mass(); boundary_x.len()];
         let (mut fluid_grid, mut boundary_grid) =
             (SpatialHashGrid::default(), SpatialHashGrid::default());
@@ -463,7 +484,9 @@ mod tests {
             mass: settings.particle_mass(),
             rest_density: settings.rest_density,
             inv_rest_density: 1.0 / settings.rest_density,
-            epsilon: settings.epsilon,
+            // Large enough to matter in λ (the default 10⁻⁶ is negligible against the sums,
+            // ~300 m⁻² here).
+            epsilon: 100.0,
             over_relaxation: 1.0,
             boundary_x: &boundary_x,
             boundary_psi: &boundary_psi,
@@ -515,11 +538,44 @@ mod tests {
                 if row.lambda < 0.0 {
                     compressed += 1;
                 }
-                // Δxᵢ against (1/ρ0)(Σⱼ m (λᵢ + λⱼ) ∇Wᵢⱼ + λᵢ Σₖ Ψₖ ∇Wᵢₖ), coincident pair
-                // left out.
+                assert!(
+                    row.lambda.is_finite() && row.boundary_gradient.is_finite(),
+                    "row {i}"
+                );
                 if i == 77 || i == 78 {
-                    continue;
+                    continue; // the coincident pair, pushed apart
                 }
+                // Σₖ Ψₖ∇Wᵢₖ and λᵢ = −Cᵢ / (Σⱼ (m/ρ0)² |∇Wᵢⱼ|² + |∇ᵢCᵢ|² + ε) from direct sums.
+                let near = |p: Vec2| (x[i] - p).length() < h;
+                let boundary_gradient = (boundary_x.iter().zip(&boundary_psi))
+                    .filter(|&(&p, _)| near(p))
+                    .map(|(&p, &psi)| psi * fluid.kernel.gradient(x[i] - p))
+                    .sum::<Vec2>();
+                let scale = boundary_gradient.length().max(1e-3);
+                let (a, b) = (row.boundary_gradient, boundary_gradient);
+                assert!(
+                    close(a.x, b.x, scale) && close(a.y, b.y, scale),
+                    "Σ Ψ∇W of {i}"
+                );
+                let gradients: Vec<Vec2> = (x.iter().enumerate())
+                    .filter(|&(j, &p)| j != i && near(p))
+                    .map(|(_, &p)| fluid.kernel.gradient(x[i] - p))
+                    .collect();
+                let m_scale = fluid.mass / fluid.rest_density;
+                let grad_i = (fluid.mass * gradients.iter().sum::<Vec2>() + boundary_gradient)
+                    / fluid.rest_density;
+                let sum = (gradients.iter())
+                    .map(|g| m_scale * m_scale * g.length_squared())
+                    .sum::<f32>()
+                    + grad_i.length_squared();
+                let c = (row.density / fluid.rest_density - 1.0).max(0.0);
+                let lambda = -c / (sum + fluid.epsilon);
+                assert!(
+                    close(row.lambda, lambda, lambda.abs().max(1e-9)),
+                    "λ of {i}: {} vs {lambda}",
+                    row.lambda
+                );
+                // Δxᵢ against (1/ρ0)(Σⱼ m (λᵢ + λⱼ) ∇Wᵢⱼ + λᵢ Σₖ Ψₖ ∇Wᵢₖ).
                 let fluid_part = (x.iter().enumerate())
                     .filter(|&(j, _)| j != i)
                     .map(|(j, &p)| {

@@ -7,8 +7,8 @@
 //! position that it writes, so the two schedules below give the same bits:
 //! - several threads: each pass is a phase of [`run_phases`] (every block, then the next pass);
 //! - one thread: a pipelined sweep. Block c's correction runs as soon as every block holding
-//!   one of its neighbours has had its density pass, while the block's lists and scratch are
-//!   still in cache. With 100 000 particles they take ~15 MB, far more than a core's L2, and
+//!   one of its neighbours has had its density pass, while the block's slots and scratch are
+//!   still in cache. With 100 000 particles they take ~18 MB, far more than a core's L2, and
 //!   separate passes read them from L3 or memory twice per iteration. A correction runs early
 //!   only below the iteration cap and once the error of the blocks so far exceeds the
 //!   tolerance, when the iteration is certain to correct (a block's error is ≥ 0 and ρ0 > 0),
@@ -57,16 +57,18 @@ impl Fluid<'_> {
         // SAFETY: each block is claimed by one thread per phase (or, in the sweep, all run one
         // at a time on one thread). The density phase writes only block c of `rows`, `errors`
         // and `lists` and reads the current `x`; the correction phase writes only block c of
-        // the other `x` and reads `rows`, `lists` and the current `x`. A block's correction
-        // runs after its density pass (which sized its scratch) in the same solve.
+        // the other `x` and reads `rows`, `lists` and the current `x`. `solve_on` checked the
+        // lists (indices_within); the first density pass of the solve (FIRST) builds each
+        // chunk's slots from them, and a block's correction runs after its density pass in
+        // the same solve.
         unsafe {
             let chunk = &mut s.lists.block_mut(c..c + 1)[0];
             let x = s.x[current].read();
             if phase & CORRECTION == 0 {
                 let out = s.rows.block_mut(block.clone());
                 let first = phase & FIRST != 0;
-                s.errors.block_mut(c..c + 1)[0] =
-                    self.density_block::<V>(x, chunk, block, out, first);
+                let block_error = self.density_block::<V>(x, chunk, block, out, first);
+                s.errors.block_mut(c..c + 1)[0] = block_error;
             } else {
                 let rows = s.rows.read();
                 let corrected = s.x[1 - current].block_mut(block.clone());
@@ -257,15 +259,9 @@ mod tests {
         (excess.sum::<f64>() * 100.0 / (x.len() as f64 * settings.rest_density as f64)) as f32
     }
 
-    /// The positions after one density solve of a 40 × 40 dam break squeezed vertically by
-    /// the fraction `squeeze` towards the floor, with particle 5 pinned (w = 0), on up to
-    /// `threads` threads; (iterations, error) as returned, and the error of the positions by
-    /// direct sums.
-    fn solved(
-        settings: &FluidSettings,
-        squeeze: f32,
-        threads: usize,
-    ) -> (Vec<Vec2>, u32, f32, f32) {
+    /// The first `count` particles of a 40 × 40 dam break squeezed vertically by the fraction
+    /// `squeeze` towards the floor, with particle 5 pinned (w = 0), and its boundary samples.
+    fn squeezed(settings: &FluidSettings, squeeze: f32, count: usize) -> SolverState {
         let scene = DamBreakBuilder {
             width: 40,
             height: 40,
@@ -276,6 +272,7 @@ mod tests {
             boundary_x: scene.boundary_positions(settings),
             ..default()
         };
+        state.x.truncate(count);
         let (n, h) = (state.x.len(), settings.support_radius);
         for x in &mut state.x {
             x.y *= 1.0 - squeeze;
@@ -292,15 +289,75 @@ mod tests {
             &kernel,
             settings.rest_density,
         );
-        let mut fluid_grid = SpatialHashGrid::default();
+        state
+    }
+
+    /// One density solve of `state` on up to `threads` threads, with the neighbour lists built
+    /// into `chunks` and the scratch `scratch` (both possibly from an earlier solve).
+    fn solve_state(
+        settings: &FluidSettings,
+        state: &mut SolverState,
+        chunks: &mut Vec<NeighborChunk>,
+        scratch: &mut DensityState,
+        threads: usize,
+    ) -> (u32, f32) {
+        let h = settings.support_radius;
+        let (mut fluid_grid, mut boundary_grid) =
+            (SpatialHashGrid::default(), SpatialHashGrid::default());
         fluid_grid.build(&state.x, h);
-        let mut chunks = Vec::new();
-        find_neighbors(&mut chunks, &fluid_grid, &state.x, &boundary_grid, h);
-        let mut scratch = DensityState::default();
+        boundary_grid.build(&state.boundary_x, h);
+        find_neighbors(chunks, &fluid_grid, &state.x, &boundary_grid, h);
+        solve_on(settings, state, chunks, scratch, threads)
+    }
+
+    /// The positions after one density solve of [`squeezed`] (all 1600 particles) on up to
+    /// `threads` threads; (iterations, error) as returned, and the error of the positions by
+    /// direct sums.
+    fn solved(
+        settings: &FluidSettings,
+        squeeze: f32,
+        threads: usize,
+    ) -> (Vec<Vec2>, u32, f32, f32) {
+        let mut state = squeezed(settings, squeeze, 1600);
+        let (mut chunks, mut scratch) = (Vec::new(), DensityState::default());
         let (iterations, error) =
-            solve_on(settings, &mut state, &mut chunks, &mut scratch, threads);
+            solve_state(settings, &mut state, &mut chunks, &mut scratch, threads);
         let direct = direct_error(settings, &state.x, &state.boundary_x, &state.boundary_psi);
         (state.x, iterations, error, direct)
+    }
+
+    /// The bits of positions.
+    fn bits(x: &[Vec2]) -> Vec<[u32; 2]> {
+        x.iter().map(|p| [p.x.to_bits(), p.y.to_bits()]).collect()
+    }
+
+    /// Solves reuse the lists and scratch of the step before, built for other particles (here
+    /// 10 fewer, squeezed more): the same bits as with fresh buffers.
+    #[test]
+    fn reused_buffers_give_the_bits_of_fresh_ones() {
+        let settings = FluidSettings::default();
+        for threads in [1, usize::MAX] {
+            let (mut chunks, mut scratch) = (Vec::new(), DensityState::default());
+            let mut before = squeezed(&settings, 0.01, 1600);
+            solve_state(&settings, &mut before, &mut chunks, &mut scratch, threads);
+            let mut reused = squeezed(&settings, 0.02, 1590);
+            let mut fresh = squeezed(&settings, 0.02, 1590);
+            let a = solve_state(&settings, &mut reused, &mut chunks, &mut scratch, threads);
+            let b = solve_state(
+                &settings,
+                &mut fresh,
+                &mut Vec::new(),
+                &mut DensityState::default(),
+                threads,
+            );
+            assert!(a.0 > 1, "iterations: {}", a.0);
+            assert_eq!(
+                (a.0, a.1.to_bits()),
+                (b.0, b.1.to_bits()),
+                "{threads} threads"
+            );
+            assert_eq!(bits(&reused.x), bits(&fresh.x), "{threads} threads");
+        }
     }
 
     #[test]
@@ -327,8 +384,8 @@ mod tests {
             let sweep = solved(settings, squeeze, 1);
             if phased {
                 let phases = solved(settings, squeeze, usize::MAX);
-                let bits = |p: &Vec2| (p.x.to_bits(), p.y.to_bits());
-                let differ = (sweep.0.iter().zip(&phases.0)).filter(|(a, b)| bits(a) != bits(b));
+                let (a, b) = (bits(&sweep.0), bits(&phases.0));
+                let differ = a.iter().zip(&b).filter(|(a, b)| a != b);
                 assert_eq!(differ.count(), 0, "positions that differ; {ends}");
                 assert_eq!(sweep.1, phases.1, "iterations; {ends}");
                 assert_eq!(sweep.2.to_bits(), phases.2.to_bits(), "error; {ends}");
