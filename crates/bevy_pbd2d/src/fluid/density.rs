@@ -63,6 +63,11 @@ pub struct DensityState {
     /// Per block of [`CHUNK`](crate::parallel::CHUNK) rows, the last block holding one of its
     /// rows' fluid neighbours, or the block itself if later (one-thread solves only; scratch).
     pub reach: Vec<u32>,
+    /// The ∇W scratch buffers the one-thread sweep lends to the blocks between their density
+    /// and correction passes (block c borrows entry c mod the ring's length), so that the
+    /// scratch is reused while in cache.
+    #[reflect(ignore)]
+    pub(crate) ring: Vec<Vec<[f32x8; 2]>>,
 }
 
 /// The vectors of one slot (8 pairs, one per row of a group) the density solve evaluates the
@@ -249,6 +254,8 @@ impl Fluid<'_> {
         if first {
             chunk.build_slots(block.start);
         }
+        // The scratch may be a buffer lent by the sweep.
+        (chunk.slots.gradient).resize(chunk.slots.fluid.len(), [f32x8::ZERO; 2]);
         let mut error = 0.0f64;
         for (g, out) in out.chunks_mut(GROUP).enumerate().take(chunk.slots.groups()) {
             let group = self.density_group::<V>(x, &mut chunk.slots, g);
@@ -276,7 +283,8 @@ impl Fluid<'_> {
     ///
     /// # Safety
     /// The slots were built by [`Fluid::density_block`] in this solve, from lists checked for
-    /// `rows.len()` fluid rows, and g is one of their groups.
+    /// `rows.len()` fluid rows, g is one of their groups, and the chunk's ∇W scratch is the
+    /// buffer its last density pass sized and wrote.
     #[inline(always)]
     pub(super) unsafe fn correction_group<V: PairLanes>(
         &self,

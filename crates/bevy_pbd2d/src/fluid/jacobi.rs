@@ -9,11 +9,13 @@
 //! - one thread: a pipelined sweep. Block c's correction runs as soon as every block holding
 //!   one of its neighbours has had its density pass, while the block's slots and scratch are
 //!   still in cache. With 100 000 particles they take ~18 MB, far more than a core's L2, and
-//!   separate passes read them from L3 or memory twice per iteration. A correction runs early
-//!   only below the iteration cap and once the error of the blocks so far exceeds the
-//!   tolerance, when the iteration is certain to correct (a block's error is ≥ 0 and ρ0 > 0),
-//!   so the last iteration does no extra work. (Were it not certain, an early correction would
-//!   only write the buffer that the end of the solve discards.)
+//!   separate passes read them from L3 or memory twice per iteration. The ∇W scratch a block
+//!   needs between its two passes is lent from a ring of buffers, one more than the most
+//!   blocks in flight (from a block's density pass to its correction), so it is reused while
+//!   in cache instead of being written to memory and read back: 100 000 particles, one thread,
+//!   step 277 → 224 ms. The corrections run early in every iteration, also in the one whose
+//!   error ends the solve, before that is known: theirs write the buffer that the end of the
+//!   solve discards (one correction pass more per solve: +1 % at 30×30).
 
 use bevy::prelude::*;
 use wide::f32x8;
@@ -73,6 +75,14 @@ impl Fluid<'_> {
                 let rows = s.rows.read();
                 let corrected = s.x[1 - current].block_mut(block.clone());
                 let w = &s.w[block.start..block.start + corrected.len()];
+                // An internal invariant (the schedules keep a block's scratch from its density
+                // pass to its correction), checked once per block: the reads rely on it.
+                let slots = &chunk.slots;
+                assert_eq!(
+                    slots.gradient.len(),
+                    slots.fluid.len(),
+                    "∇W scratch of block {c}"
+                );
                 let groups = corrected.chunks_mut(GROUP).zip(w.chunks(GROUP));
                 for (g, (corrected, w)) in groups.enumerate().take(chunk.slots.groups()) {
                     let delta = self.correction_group::<V>(&chunk.slots, g, rows);
@@ -186,24 +196,38 @@ fn solve_on(
         finished(sum, iterations)
     };
     if threads == 1 {
+        let reach = &scratch.reach;
+        // Blocks in flight: from `corrected` to c < reach[corrected], so at most the longest
+        // span + 1 (a shorter ring would still be correct, only not reused in cache).
+        let ring = (0..blocks)
+            .map(|c| reach[c] as usize - c)
+            .max()
+            .unwrap_or(0)
+            + 1;
+        scratch.ring.resize_with(ring, Vec::new);
+        // Swaps block c's scratch with its ring entry: lends it before the block's density
+        // pass, takes it back after its correction (each block keeps the buffer in between).
+        // SAFETY: no block runs while the sweep swaps.
+        let mut lend = |c: usize| unsafe {
+            let chunk = &mut lists.block_mut(c..c + 1)[0];
+            core::mem::swap(&mut chunk.slots.gradient, &mut scratch.ring[c % ring]);
+        };
         let mut phase = DENSITY | FIRST;
         loop {
-            let (mut partial, mut corrected) = (0.0, 0);
+            let mut corrected = 0;
             for c in 0..blocks {
+                lend(c);
                 work(phase, c);
-                partial += unsafe { errors.read() }[c];
-                if finished(partial, iterations) {
-                    continue; // not yet certain that this iteration corrects
-                }
-                while corrected <= c && scratch.reach[corrected] as usize <= c {
+                while corrected <= c && reach[corrected] as usize <= c {
                     work(phase | CORRECTION, corrected);
+                    lend(corrected);
                     corrected += 1;
                 }
             }
+            // Every block is corrected: reach[c] < blocks.
             if ends_after(phase, iterations) {
                 break;
             }
-            (corrected..blocks).for_each(|c| work(phase | CORRECTION, c));
             iterations += 1;
             phase = (phase ^ SWAPPED) & !FIRST;
         }

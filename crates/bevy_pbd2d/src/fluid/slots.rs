@@ -39,8 +39,8 @@ pub(crate) struct SlotLists {
     /// sample, so index 0 exists), masked by the counts.
     pub boundary: Vec<Slot>,
     /// Per fluid slot, the x (first) and y (second) components of ∇Wᵢⱼ (1/m³) in each lane:
-    /// written by the density pass, read by the correction pass of the same iteration (0 in
-    /// padding lanes).
+    /// sized and written by the density pass, read by the correction pass of the same
+    /// iteration (0 in padding lanes). The one-thread sweep swaps in a buffer of its ring.
     pub gradient: Vec<[f32x8; 2]>,
 }
 
@@ -92,7 +92,6 @@ impl SlotLists {
             self.fluid_start.push(self.fluid.len() as u32);
             self.boundary_start.push(self.boundary.len() as u32);
         }
-        self.gradient.resize(self.fluid.len(), [f32x8::ZERO; 2]);
     }
 
     /// Number of groups.
@@ -155,7 +154,6 @@ mod tests {
                 assert_eq!(fluid_slots.len(), longest(fluid_count) as usize);
                 assert_eq!(boundary_slots.len(), longest(boundary_count) as usize);
             }
-            assert_eq!(slots.gradient.len(), slots.fluid.len());
         }
     }
 }
