@@ -67,8 +67,12 @@ pub struct DensityState {
     /// and correction passes (block c borrows entry c mod the ring's length), so that the
     /// scratch is reused while in cache.
     #[reflect(ignore)]
-    pub(crate) ring: Vec<Vec<[f32x8; 2]>>,
+    pub ring: GradientRing,
 }
+
+/// The ∇W scratch buffers of the one-thread sweep ([`DensityState::ring`]; opaque).
+#[derive(Debug, Default)]
+pub struct GradientRing(pub(crate) Vec<Vec<[f32x8; 2]>>);
 
 /// The vectors of one slot (8 pairs, one per row of a group) the density solve evaluates the
 /// kernel on: [`f32x8`] (two SSE vectors, or portable), or one AVX register inside code

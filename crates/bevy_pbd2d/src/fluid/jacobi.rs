@@ -204,13 +204,13 @@ fn solve_on(
             .max()
             .unwrap_or(0)
             + 1;
-        scratch.ring.resize_with(ring, Vec::new);
+        scratch.ring.0.resize_with(ring, Vec::new);
         // Swaps block c's scratch with its ring entry: lends it before the block's density
         // pass, takes it back after its correction (each block keeps the buffer in between).
         // SAFETY: no block runs while the sweep swaps.
         let mut lend = |c: usize| unsafe {
             let chunk = &mut lists.block_mut(c..c + 1)[0];
-            core::mem::swap(&mut chunk.slots.gradient, &mut scratch.ring[c % ring]);
+            core::mem::swap(&mut chunk.slots.gradient, &mut scratch.ring.0[c % ring]);
         };
         let mut phase = DENSITY | FIRST;
         loop {
