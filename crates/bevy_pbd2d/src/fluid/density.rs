@@ -201,6 +201,7 @@ impl Fluid<'_> {
             gx = gx + kgx;
             gy = gy + kgy;
             g2 = g2 + (kgx * kgx + kgy * kgy);
+            // SAFETY: `density_block` sized the scratch to the slots before this group.
             unsafe { *slots.gradient.get_unchecked_mut(at) = [kgx.to_f32x8(), kgy.to_f32x8()] };
         }
         let (mut bw, mut bgx, mut bgy) = (zero, zero, zero);
