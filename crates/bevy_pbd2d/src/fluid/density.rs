@@ -171,9 +171,7 @@ impl Fluid<'_> {
         // SAFETY: g is one of the chunk's groups, and the slots were built in this solve from
         // the lists `jacobi::solve_on` checked (indices_within): every row and fluid index is
         // < x.len(), every boundary index < the sample count, the length of both arrays.
-        let at = |start: &[u32]| unsafe {
-            *start.get_unchecked(g) as usize..*start.get_unchecked(g + 1) as usize
-        };
+        let (fluid, boundary) = unsafe { slots.ranges(g) };
         let (rows, [fluid_count, boundary_count]) =
             unsafe { (*slots.rows.get_unchecked(g), *slots.counts.get_unchecked(g)) };
         let (fluid_count, boundary_count) =
@@ -182,7 +180,7 @@ impl Fluid<'_> {
         let (xix, xiy): (V, V) = (lanes(|l| xi[l].x), lanes(|l| xi[l].y));
         let tiny = 1e-6 * self.kernel.support_radius();
         let (mut w, mut gx, mut gy, mut g2) = (zero, zero, zero, zero);
-        for (s, at) in at(&slots.fluid_start).enumerate() {
+        for (s, at) in fluid.enumerate() {
             let js = unsafe { *slots.fluid.get_unchecked(at) };
             let xj = js.map(|j| unsafe { *x.get_unchecked(j as usize) });
             let (rx, ry) = (xix - lanes(|l| xj[l].x), xiy - lanes(|l| xj[l].y));
@@ -205,7 +203,7 @@ impl Fluid<'_> {
             unsafe { *slots.gradient.get_unchecked_mut(at) = [kgx.to_f32x8(), kgy.to_f32x8()] };
         }
         let (mut bw, mut bgx, mut bgy) = (zero, zero, zero);
-        for (s, at) in at(&slots.boundary_start).enumerate() {
+        for (s, at) in boundary.enumerate() {
             let ks = unsafe { *slots.boundary.get_unchecked(at) };
             let (xk, psi) = unsafe {
                 (
@@ -301,13 +299,7 @@ impl Fluid<'_> {
         // SAFETY: the block's density pass ran before in this solve (both schedules in
         // `jacobi` guarantee it) and built the slots from the checked lists: g is one of its
         // groups and every row index is < rows.len().
-        let (own, fluid) = unsafe {
-            (
-                *slots.rows.get_unchecked(g),
-                *slots.fluid_start.get_unchecked(g) as usize
-                    ..*slots.fluid_start.get_unchecked(g + 1) as usize,
-            )
-        };
+        let (own, (fluid, _)) = unsafe { (*slots.rows.get_unchecked(g), slots.ranges(g)) };
         let own = own.map(|i| unsafe { *rows.get_unchecked(i as usize) });
         let li: V = lanes(|l| own[l].lambda);
         let (mut x, mut y) = (splat(0.0), splat(0.0));
@@ -512,7 +504,8 @@ mod tests {
             let slots = &chunk.slots;
             for g in 0..slots.groups() {
                 let fluid_count = slots.counts[g][0].to_array();
-                let range = slots.fluid_start[g] as usize..slots.fluid_start[g + 1] as usize;
+                // SAFETY: g < groups().
+                let (range, _) = unsafe { slots.ranges(g) };
                 // Each pair's scratch lane holds ∇Wᵢⱼ of the pairwise kernel, bit for bit
                 // (the coincident pair, pushed apart, is left out), padding lanes 0.
                 for (s, at) in range.enumerate() {

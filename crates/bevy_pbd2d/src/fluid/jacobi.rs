@@ -84,8 +84,8 @@ impl Fluid<'_> {
                     "∇W scratch of block {c}"
                 );
                 let groups = corrected.chunks_mut(GROUP).zip(w.chunks(GROUP));
-                for (g, (corrected, w)) in groups.enumerate().take(chunk.slots.groups()) {
-                    let delta = self.correction_group::<V>(&chunk.slots, g, rows);
+                for (g, (corrected, w)) in groups.enumerate().take(slots.groups()) {
+                    let delta = self.correction_group::<V>(slots, g, rows);
                     for (l, (next, &wi)) in corrected.iter_mut().zip(w).enumerate() {
                         *next = x[block.start + g * GROUP + l];
                         if wi > 0.0 {

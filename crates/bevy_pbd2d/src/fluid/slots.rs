@@ -7,6 +7,8 @@
 //! runs on 8 rows at once. A group has as many slots as its longest list; a row's entries past
 //! its own count are padding, masked by the counts.
 
+use core::ops::Range;
+
 use bevy::prelude::*;
 use wide::f32x8;
 
@@ -98,6 +100,19 @@ impl SlotLists {
     pub fn groups(&self) -> usize {
         self.rows.len()
     }
+
+    /// Group g's slots: its range of `fluid` and its range of `boundary`.
+    ///
+    /// # Safety
+    /// g < [`SlotLists::groups`].
+    #[inline(always)]
+    pub unsafe fn ranges(&self, g: usize) -> (Range<usize>, Range<usize>) {
+        // SAFETY: both start lists have one entry more than there are groups.
+        let range = |start: &[u32]| unsafe {
+            *start.get_unchecked(g) as usize..*start.get_unchecked(g + 1) as usize
+        };
+        (range(&self.fluid_start), range(&self.boundary_start))
+    }
 }
 
 #[cfg(test)]
@@ -129,9 +144,10 @@ mod tests {
             assert_eq!(slots.groups(), rows.div_ceil(GROUP));
             for g in 0..slots.groups() {
                 let [fluid_count, boundary_count] = slots.counts[g].map(|v| v.to_array());
-                let range = |start: &[u32]| start[g] as usize..start[g + 1] as usize;
-                let fluid_slots = &slots.fluid[range(&slots.fluid_start)];
-                let boundary_slots = &slots.boundary[range(&slots.boundary_start)];
+                // SAFETY: g < groups().
+                let (fluid_range, boundary_range) = unsafe { slots.ranges(g) };
+                let fluid_slots = &slots.fluid[fluid_range];
+                let boundary_slots = &slots.boundary[boundary_range];
                 for l in 0..GROUP {
                     let k = g * GROUP + l;
                     let row = slots.rows[g][l] as usize;
