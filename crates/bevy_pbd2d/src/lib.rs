@@ -46,6 +46,7 @@ pub mod simd;
 pub mod solver;
 pub mod spatial_grid;
 pub mod stats;
+pub mod sweep;
 pub mod sync;
 pub mod team;
 

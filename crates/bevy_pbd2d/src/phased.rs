@@ -86,16 +86,16 @@ where
 }
 
 /// Most blocks per phase (the claim counters are 20 bits wide); larger runs are serial.
-const MAX_BLOCKS: usize = (1 << 20) - 1;
+pub(crate) const MAX_BLOCKS: usize = (1 << 20) - 1;
 
 /// The claim state: epoch (bits 40..64), next block from the front (20..40), one past the
 /// next block from the back (0..20).
-fn pack(epoch: u64, front: usize, back: usize) -> u64 {
+pub(crate) fn pack(epoch: u64, front: usize, back: usize) -> u64 {
     (epoch << 40) | ((front as u64) << 20) | back as u64
 }
 
 /// (epoch, front, back) of a claim state.
-fn unpack(state: u64) -> (u64, usize, usize) {
+pub(crate) fn unpack(state: u64) -> (u64, usize, usize) {
     let mask = (1 << 20) - 1;
     (
         state >> 40,
@@ -145,12 +145,7 @@ where
         let (epoch, front, back) = unpack(state);
         if front >= back {
             // Everything is claimed: wait for the thread finishing the last block.
-            spins += 1;
-            if spins < 256 {
-                core::hint::spin_loop();
-            } else {
-                std::thread::yield_now();
-            }
+            backoff(&mut spins);
             continue;
         }
         let (block, claimed) = if from_back {
@@ -199,6 +194,17 @@ where
     }
 }
 
+/// One round of waiting for another thread: spins at first, then yields (`spins` counts the
+/// rounds of this wait; reset it when the wait ends).
+pub(crate) fn backoff(spins: &mut u32) {
+    *spins += 1;
+    if *spins < 256 {
+        core::hint::spin_loop();
+    } else {
+        std::thread::yield_now();
+    }
+}
+
 /// A slice that the blocks of a [`run_phases`] run share: in any one phase it is either only
 /// read (by every block) or only written, each block writing its own disjoint part. (Code that
 /// runs blocks one at a time on one thread may mix reads and writes, as long as the borrows
@@ -232,6 +238,26 @@ impl<'a, T> PhaseShared<'a, T> {
     pub unsafe fn read(&self) -> &[T] {
         // SAFETY: same layout; the caller guarantees there is no concurrent writer.
         unsafe { core::slice::from_raw_parts(self.cells.as_ptr().cast(), self.cells.len()) }
+    }
+
+    /// Elements `range` (clamped to the slice), for reading.
+    ///
+    /// # Safety
+    /// No thread may write these elements while the returned slice is in use, and it must not
+    /// be used after the block that asked for it returns.
+    pub unsafe fn read_range(&self, range: core::ops::Range<usize>) -> &[T] {
+        let end = range.end.min(self.cells.len());
+        let start = range.start.min(end);
+        let cells = &self.cells[start..end];
+        // SAFETY: same layout; the caller guarantees there is no concurrent writer.
+        unsafe { core::slice::from_raw_parts(cells.as_ptr().cast(), cells.len()) }
+    }
+
+    /// The first element, for reads through raw pointers of elements that no thread writes
+    /// meanwhile (no reference to the whole slice is made, so other elements may be written
+    /// by other threads at the same time).
+    pub fn as_ptr(&self) -> *const T {
+        UnsafeCell::raw_get(self.cells.as_ptr()).cast_const()
     }
 
     /// Elements `range` (clamped to the slice), for writing.

@@ -17,6 +17,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use crate::parallel::pool;
+use crate::phased::backoff;
 
 /// How long an idle helper keeps polling for the next region before it returns its thread.
 pub const LINGER: Duration = Duration::from_micros(200);
@@ -97,12 +98,7 @@ impl Drop for Withdraw {
         *lock(&TEAM.region) = None;
         let mut spins = 0u32;
         while TEAM.inside.load(Ordering::SeqCst) != 0 {
-            spins += 1;
-            if spins < 256 {
-                core::hint::spin_loop();
-            } else {
-                std::thread::yield_now();
-            }
+            backoff(&mut spins);
         }
     }
 }

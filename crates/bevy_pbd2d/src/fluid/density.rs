@@ -60,19 +60,20 @@ pub struct DensityState {
     /// to [`SolverState::x`] in turn, so that none reads a position it writes. Scratch: the
     /// solve leaves its result in [`SolverState::x`].
     pub positions: Vec<Vec2>,
-    /// Per block of [`CHUNK`](crate::parallel::CHUNK) rows, the last block holding one of its
-    /// rows' fluid neighbours, or the block itself if later (one-thread solves only; scratch).
-    pub reach: Vec<u32>,
-    /// The ∇W scratch buffers the one-thread sweep lends to the blocks between their density
-    /// and correction passes (block c borrows entry c mod the ring's length), so that the
-    /// scratch is reused while in cache.
+    /// Per block of [`CHUNK`](crate::parallel::CHUNK) rows, the first and the last block
+    /// holding one of its rows' fluid neighbours or the block itself (sweeps only; scratch).
+    pub spans: Vec<[u32; 2]>,
+    /// The ∇W scratch buffers a sweep lends to the blocks between their density and
+    /// correction passes, a ring per side (block c borrows entry c mod the ring's length of
+    /// its side's ring), so that the scratch is reused while in cache.
     #[reflect(ignore)]
     pub ring: GradientRing,
 }
 
-/// The ∇W scratch buffers of the one-thread sweep ([`DensityState::ring`]; opaque).
+/// The ∇W scratch buffers of the sweeps, one ring per
+/// [`Side`](crate::sweep::Side) ([`DensityState::ring`]; opaque).
 #[derive(Debug, Default)]
-pub struct GradientRing(pub(crate) Vec<Vec<[f32x8; 2]>>);
+pub struct GradientRing(pub(crate) [Vec<Vec<[f32x8; 2]>>; 2]);
 
 /// The vectors of one slot (8 pairs, one per row of a group) the density solve evaluates the
 /// kernel on: [`f32x8`] (two SSE vectors, or portable), or one AVX register inside code
@@ -284,23 +285,27 @@ impl Fluid<'_> {
     /// Δxᵢ (m) of group `g`'s rows (lane l for its l-th row), from the gradients the density
     /// pass of this iteration stored.
     ///
+    /// `rows` points to the fluid's rows: only the rows of the group and of its fluid
+    /// neighbours are read, so other threads may write the others meanwhile.
+    ///
     /// # Safety
     /// The slots were built by [`Fluid::density_block`] in this solve, from lists checked for
-    /// `rows.len()` fluid rows, g is one of their groups, and the chunk's ∇W scratch is the
-    /// buffer its last density pass sized and wrote.
+    /// as many fluid rows as `rows` points to, g is one of their groups, the chunk's ∇W scratch
+    /// is the buffer its last density pass sized and wrote, and no thread writes the group's
+    /// rows or its neighbours' during the call.
     #[inline(always)]
     pub(super) unsafe fn correction_group<V: PairLanes>(
         &self,
         slots: &SlotLists,
         g: usize,
-        rows: &[DensityRow],
+        rows: *const DensityRow,
     ) -> [Vec2; GROUP] {
         let splat = <V as Lanes8>::splat;
-        // SAFETY: the block's density pass ran before in this solve (both schedules in
+        // SAFETY: the block's density pass ran before in this solve (the schedules in
         // `jacobi` guarantee it) and built the slots from the checked lists: g is one of its
-        // groups and every row index is < rows.len().
+        // groups and every row index is one of the rows `rows` points to.
         let (own, (fluid, _)) = unsafe { (*slots.rows.get_unchecked(g), slots.ranges(g)) };
-        let own = own.map(|i| unsafe { *rows.get_unchecked(i as usize) });
+        let own = own.map(|i| unsafe { *rows.add(i as usize) });
         let li: V = lanes(|l| own[l].lambda);
         let (mut x, mut y) = (splat(0.0), splat(0.0));
         for at in fluid {
@@ -310,7 +315,7 @@ impl Fluid<'_> {
                     *slots.gradient.get_unchecked(at),
                 )
             };
-            let lj = js.map(|j| unsafe { rows.get_unchecked(j as usize) }.lambda);
+            let lj = js.map(|j| unsafe { (*rows.add(j as usize)).lambda });
             // Padding lanes have ∇W = 0.
             let s = li + lanes(|l| lj[l]);
             x = x + s * V::from_f32x8(gx);
@@ -404,7 +409,8 @@ mod tests {
             for chunk in chunks.iter() {
                 for g in 0..chunk.slots.groups() {
                     // SAFETY: the slots were built above from the checked lists.
-                    let group = unsafe { fluid.correction_group::<V>(&chunk.slots, g, &rows) };
+                    let group =
+                        unsafe { fluid.correction_group::<V>(&chunk.slots, g, rows.as_ptr()) };
                     let real = (chunk.fluid_count.len() - g * GROUP).min(GROUP);
                     delta.extend_from_slice(&group[..real]);
                 }

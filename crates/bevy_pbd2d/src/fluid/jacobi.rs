@@ -5,17 +5,19 @@
 //! The positions are double-buffered: a correction pass reads the current positions and
 //! writes x + ωΔx into the other buffer, which becomes the current one. No pass reads a
 //! position that it writes, so the two schedules below give the same bits:
-//! - several threads: each pass is a phase of [`run_phases`] (every block, then the next pass);
-//! - one thread: a pipelined sweep. Block c's correction runs as soon as every block holding
-//!   one of its neighbours has had its density pass, while the block's slots and scratch are
-//!   still in cache. With 100 000 particles they take ~18 MB, far more than a core's L2, and
-//!   separate passes read them from L3 or memory twice per iteration. The ∇W scratch a block
-//!   needs between its two passes is lent from a ring of as many buffers as blocks can be in
-//!   flight (from a block's density pass to its correction), so it is reused while
-//!   in cache instead of being written to memory and read back: 100 000 particles, one thread,
-//!   step 277 → 224 ms. The corrections run early in every iteration, also in the one whose
-//!   error ends the solve, before that is known: theirs write the buffer that the end of the
-//!   solve discards (one correction pass more per solve: +1 % at 30×30).
+//! - one or two threads: pipelined sweeps ([`run_sweeps`]; two threads take the blocks from
+//!   either end). Block c's correction runs as soon as every block holding one of its
+//!   neighbours has had its density pass, while the block's slots and scratch are still in
+//!   cache. With 100 000 particles they take ~18 MB, far more than a core's L2, and separate
+//!   passes read them from L3 or memory twice per iteration. The ∇W scratch a block needs
+//!   between its two passes is lent from a ring (one per side) of as many buffers as blocks
+//!   can be in flight (from a block's density pass to its correction), so it is reused while
+//!   in cache instead of being written to memory and read back: 100 000 particles, one
+//!   thread, step 277 → 224 ms. The corrections run early in every iteration, also in the one
+//!   whose error ends the solve, before that is known: theirs write the buffer that the end of
+//!   the solve discards (one correction pass more per solve: +1 % at 30×30).
+//! - three threads or more: each pass is a phase of [`run_phases`] (every block, then the
+//!   next pass), which any number of threads share.
 
 use bevy::prelude::*;
 use wide::f32x8;
@@ -30,6 +32,7 @@ use crate::phased::{FINISHED, PhaseShared, run_phases, threads_used};
 #[cfg(target_arch = "x86_64")]
 use crate::simd::{Avx8, has_avx2};
 use crate::solver::SolverState;
+use crate::sweep::{Side, run_sweeps};
 
 /// Phase of the solve: ρ, C and λ of every row, and the block's error.
 const DENSITY: u32 = 0;
@@ -56,10 +59,12 @@ impl Fluid<'_> {
     fn phase_block<V: PairLanes>(&self, phase: u32, c: usize, s: &Shared) {
         let block = c * CHUNK..(c + 1) * CHUNK;
         let current = usize::from(phase & SWAPPED != 0);
-        // SAFETY: each block is claimed by one thread per phase (or, in the sweep, all run one
-        // at a time on one thread). The density phase writes only block c of `rows`, `errors`
-        // and `lists` and reads the current `x`; the correction phase writes only block c of
-        // the other `x` and reads `rows`, `lists` and the current `x`. `solve_on` checked the
+        // SAFETY: each pass of a block runs on one thread. The density pass writes only block
+        // c of `rows`, `errors` and `lists` and reads the current `x`; the correction pass
+        // writes only block c of the other `x` and of `lists`, and reads the current `x` and
+        // the rows of block c and of its neighbours, whose density passes have completed
+        // (in a sweep, the other thread may meanwhile write other blocks' rows: they are read
+        // through a pointer, without a reference to the whole slice). `solve_on` checked the
         // lists (indices_within); the first density pass of the solve (FIRST) builds each
         // chunk's slots from them, and a block's correction runs after its density pass in
         // the same solve.
@@ -72,7 +77,7 @@ impl Fluid<'_> {
                 let block_error = self.density_block::<V>(x, chunk, block, out, first);
                 s.errors.block_mut(c..c + 1)[0] = block_error;
             } else {
-                let rows = s.rows.read();
+                let rows = s.rows.as_ptr();
                 let corrected = s.x[1 - current].block_mut(block.clone());
                 let w = &s.w[block.start..block.start + corrected.len()];
                 // An internal invariant (the schedules keep a block's scratch from its density
@@ -116,16 +121,22 @@ pub(crate) fn solve(
     scratch: &mut DensityState,
 ) -> (u32, f32) {
     let threads = threads_for(state.fluid_count);
-    solve_on(settings, state, chunks, scratch, threads)
+    solve_on(settings, state, chunks, scratch, threads, PHASES_FROM)
 }
 
-/// [`solve`] on up to `max_threads` threads (1: the pipelined sweep).
+/// From this many threads up, the solve runs in phases ([`run_phases`]); below, in sweeps
+/// ([`run_sweeps`], at most two threads).
+const PHASES_FROM: usize = 3;
+
+/// [`solve`] on up to `max_threads` threads: in phases from `phases_from` threads up, else in
+/// sweeps.
 fn solve_on(
     settings: &FluidSettings,
     state: &mut SolverState,
     chunks: &mut [NeighborChunk],
     scratch: &mut DensityState,
     max_threads: usize,
+    phases_from: usize,
 ) -> (u32, f32) {
     let n = state.fluid_count;
     if n == 0 {
@@ -142,8 +153,9 @@ fn solve_on(
     }
     let blocks = chunks.len();
     let threads = threads_used(blocks, max_threads);
-    if threads == 1 {
-        last_neighbour_blocks(chunks, &mut scratch.reach);
+    let sweeps = threads < phases_from;
+    if sweeps {
+        neighbour_spans(chunks, &mut scratch.spans);
     }
     scratch.rows.resize(n, DensityRow::default());
     scratch.block_errors.resize(blocks, 0.0);
@@ -195,42 +207,48 @@ fn solve_on(
         (error, last) = (sum * to_percent, phase);
         finished(sum, iterations)
     };
-    if threads == 1 {
-        let reach = &scratch.reach;
-        // Blocks in flight: from `corrected` to c ≤ reach[corrected], so at most the longest
-        // span + 1 (a shorter ring would still be correct, only not reused in cache).
-        let ring = (0..blocks)
-            .map(|c| reach[c] as usize - c)
-            .max()
-            .unwrap_or(0)
-            + 1;
-        scratch.ring.0.resize_with(ring, Vec::new);
-        // Swaps block c's scratch with its ring entry: lends it before the block's density
-        // pass, takes it back after its correction (each block keeps the buffer in between).
-        // SAFETY: no block runs while the sweep swaps.
-        let mut lend = |c: usize| unsafe {
-            let chunk = &mut lists.block_mut(c..c + 1)[0];
-            core::mem::swap(&mut chunk.slots.gradient, &mut scratch.ring.0[c % ring]);
-        };
-        let mut phase = DENSITY | FIRST;
-        loop {
-            let mut corrected = 0;
-            for c in 0..blocks {
-                lend(c);
-                work(phase, c);
-                while corrected <= c && reach[corrected] as usize <= c {
-                    work(phase | CORRECTION, corrected);
-                    lend(corrected);
-                    corrected += 1;
-                }
-            }
-            // Every block is corrected: reach[c] < blocks.
-            if ends_after(phase, iterations) {
-                break;
-            }
-            iterations += 1;
-            phase = (phase ^ SWAPPED) & !FIRST;
+    if sweeps {
+        let spans = &scratch.spans[..];
+        // Blocks in flight on a side: from its oldest uncorrected block to the block whose
+        // density pass runs, so at most the longest reach of a span + 1 (a shorter ring would
+        // still be correct, only not reused in cache).
+        let reach = spans.iter().enumerate();
+        let reach = reach.map(|(c, &[lo, hi])| (hi as usize - c).max(c - lo as usize));
+        let ring = reach.max().unwrap_or(0) + 1;
+        for side in &mut scratch.ring.0 {
+            side.resize_with(ring, Vec::new);
         }
+        let rings = PhaseShared::new(&mut scratch.ring.0[..]);
+        // Swaps block c's scratch with its entry in `side`'s ring: lends it before the block's
+        // density pass, takes it back after its correction (each block keeps the buffer in
+        // between).
+        // SAFETY: only `side`'s thread uses its ring, and block c is its block.
+        let lend = |side: Side, c: usize| unsafe {
+            let chunk = &mut lists.block_mut(c..c + 1)[0];
+            let ring = &mut rings.block_mut(side as usize..side as usize + 1)[0];
+            let len = ring.len();
+            core::mem::swap(&mut chunk.slots.gradient, &mut ring[c % len]);
+        };
+        run_sweeps(
+            spans,
+            threads,
+            DENSITY | FIRST,
+            |phase, side, c| {
+                lend(side, c);
+                work(phase, c);
+            },
+            |phase, side, c| {
+                work(phase | CORRECTION, c);
+                lend(side, c);
+            },
+            |phase| {
+                if ends_after(phase, iterations) {
+                    return FINISHED;
+                }
+                iterations += 1;
+                (phase ^ SWAPPED) & !FIRST
+            },
+        );
     } else {
         run_phases(blocks, threads, DENSITY | FIRST, work, |phase| {
             if phase & CORRECTION != 0 {
@@ -251,13 +269,15 @@ fn solve_on(
     (iterations, error as f32)
 }
 
-/// For each block of `chunks`, the last block (≥ its own) holding one of its rows' fluid
-/// neighbours, into `out`.
-fn last_neighbour_blocks(chunks: &[NeighborChunk], out: &mut Vec<u32>) {
+/// For each block of `chunks`, the first and the last block holding one of its rows' fluid
+/// neighbours or the block itself, into `out`.
+fn neighbour_spans(chunks: &[NeighborChunk], out: &mut Vec<[u32; 2]>) {
     out.clear();
     out.extend(chunks.iter().enumerate().map(|(c, chunk)| {
-        let last_row = chunk.fluid.iter().copied().max().unwrap_or(0) as usize;
-        (last_row / CHUNK).max(c) as u32
+        let rows = chunk.fluid.iter().copied();
+        let (lo, hi) = rows.fold((u32::MAX, 0), |(lo, hi), j| (lo.min(j), hi.max(j)));
+        let block = |row: u32| row as usize / CHUNK;
+        [block(lo).min(c) as u32, block(hi).max(c) as u32]
     }));
 }
 
@@ -316,14 +336,23 @@ mod tests {
         state
     }
 
-    /// One density solve of `state` on up to `threads` threads, with the neighbour lists built
-    /// into `chunks` and the scratch `scratch` (both possibly from an earlier solve).
+    /// A schedule of the solve: (up to how many threads, from how many threads up in phases).
+    type Schedule = (usize, usize);
+    /// One thread, the sweep.
+    const SWEEP: Schedule = (1, PHASES_FROM);
+    /// Sweeps from both ends (if the pool has two threads).
+    const SWEEPS: Schedule = (2, PHASES_FROM);
+    /// Phases on every thread of the pool.
+    const PHASES: Schedule = (usize::MAX, 2);
+
+    /// One density solve of `state` on `schedule`, with the neighbour lists built into `chunks`
+    /// and the scratch `scratch` (both possibly from an earlier solve).
     fn solve_state(
         settings: &FluidSettings,
         state: &mut SolverState,
         chunks: &mut Vec<NeighborChunk>,
         scratch: &mut DensityState,
-        threads: usize,
+        (threads, phases_from): Schedule,
     ) -> (u32, f32) {
         let h = settings.support_radius;
         let (mut fluid_grid, mut boundary_grid) =
@@ -331,21 +360,21 @@ mod tests {
         fluid_grid.build(&state.x, h);
         boundary_grid.build(&state.boundary_x, h);
         find_neighbors(chunks, &fluid_grid, &state.x, &boundary_grid, h);
-        solve_on(settings, state, chunks, scratch, threads)
+        solve_on(settings, state, chunks, scratch, threads, phases_from)
     }
 
-    /// The positions after one density solve of [`squeezed`] (all 1600 particles) on up to
-    /// `threads` threads; (iterations, error) as returned, and the error of the positions by
-    /// direct sums.
+    /// The positions after one density solve of [`squeezed`] (all 1600 particles) on
+    /// `schedule`; (iterations, error) as returned, and the error of the positions by direct
+    /// sums.
     fn solved(
         settings: &FluidSettings,
         squeeze: f32,
-        threads: usize,
+        schedule: Schedule,
     ) -> (Vec<Vec2>, u32, f32, f32) {
         let mut state = squeezed(settings, squeeze, 1600);
         let (mut chunks, mut scratch) = (Vec::new(), DensityState::default());
         let (iterations, error) =
-            solve_state(settings, &mut state, &mut chunks, &mut scratch, threads);
+            solve_state(settings, &mut state, &mut chunks, &mut scratch, schedule);
         let direct = direct_error(settings, &state.x, &state.boundary_x, &state.boundary_psi);
         (state.x, iterations, error, direct)
     }
@@ -361,12 +390,14 @@ mod tests {
     #[test]
     fn reused_buffers_give_the_bits_of_fresh_ones() {
         let settings = FluidSettings::default();
-        let many = usize::MAX;
         for (before_threads, threads, before_count, count) in [
-            (1, 1, 1600, 1590),
-            (many, many, 1600, 1590),
-            (1, many, 1600, 1300),
-            (many, 1, 1000, 1600),
+            (SWEEP, SWEEP, 1600, 1590),
+            (PHASES, PHASES, 1600, 1590),
+            (SWEEPS, SWEEPS, 1600, 1590),
+            (SWEEP, PHASES, 1600, 1300),
+            (PHASES, SWEEP, 1000, 1600),
+            (SWEEP, SWEEPS, 1000, 1600),
+            (SWEEPS, SWEEP, 1600, 1300),
         ] {
             let (mut chunks, mut scratch) = (Vec::new(), DensityState::default());
             let mut before = squeezed(&settings, 0.01, before_count);
@@ -391,21 +422,21 @@ mod tests {
             assert_eq!(
                 (a.0, a.1.to_bits()),
                 (b.0, b.1.to_bits()),
-                "{before_threads} then {threads} threads, {before_count} then {count}"
+                "{before_threads:?} then {threads:?}, {before_count} then {count}"
             );
             assert_eq!(
                 bits(&reused.x),
                 bits(&fresh.x),
-                "{before_threads} then {threads} threads, {before_count} then {count}"
+                "{before_threads:?} then {threads:?}, {before_count} then {count}"
             );
         }
     }
 
     #[test]
-    fn the_pipelined_sweep_has_the_bits_of_the_phases() {
-        let phased = threads_used(1600usize.div_ceil(CHUNK), usize::MAX) > 1;
-        if !phased {
-            eprintln!("the compute task pool has one thread: only the sweep was checked");
+    fn the_sweeps_have_the_bits_of_the_phases() {
+        let parallel = threads_used(1600usize.div_ceil(CHUNK), usize::MAX) > 1;
+        if !parallel {
+            eprintln!("the compute task pool has one thread: only one thread was checked");
         }
         let default = FluidSettings::default();
         let capped = FluidSettings {
@@ -422,14 +453,23 @@ mod tests {
             (&relaxed, 0.01, "within the tolerance, ω = 1.6"),
             (&default, 0.0, "at once (no correction)"),
         ] {
-            let sweep = solved(settings, squeeze, 1);
-            if phased {
-                let phases = solved(settings, squeeze, usize::MAX);
-                let (a, b) = (bits(&sweep.0), bits(&phases.0));
+            let sweep = solved(settings, squeeze, SWEEP);
+            // Both ends may meet anywhere: several runs.
+            let runs = if parallel { 8 } else { 1 };
+            let others = (0..runs)
+                .map(|_| ("sweeps", SWEEPS))
+                .chain([("phases", PHASES)]);
+            for (name, schedule) in others {
+                let other = solved(settings, squeeze, schedule);
+                let (a, b) = (bits(&sweep.0), bits(&other.0));
                 let differ = a.iter().zip(&b).filter(|(a, b)| a != b);
-                assert_eq!(differ.count(), 0, "positions that differ; {ends}");
-                assert_eq!(sweep.1, phases.1, "iterations; {ends}");
-                assert_eq!(sweep.2.to_bits(), phases.2.to_bits(), "error; {ends}");
+                assert_eq!(differ.count(), 0, "positions that differ, {name}; {ends}");
+                assert_eq!(sweep.1, other.1, "iterations, {name}; {ends}");
+                assert_eq!(
+                    sweep.2.to_bits(),
+                    other.2.to_bits(),
+                    "error, {name}; {ends}"
+                );
             }
             // The error returned is that of the positions returned.
             let (error, direct) = (sweep.2, sweep.3);

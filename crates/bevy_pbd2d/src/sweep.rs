@@ -1,0 +1,390 @@
+//! A parallel region for iterative two-pass solves in which a block's second pass reads the
+//! first pass of a few nearby blocks (its span): each iteration is one sweep in which every
+//! block's second pass runs as soon as its span's first passes have, on the same thread, while
+//! the block's data is still in that core's cache.
+//!
+//! With one thread, the sweep runs the blocks front to back. With two, one thread takes blocks
+//! from the front (0, 1, …) and the other from the back (n − 1, n − 2, …) until they meet, each
+//! claiming its next block from a shared counter, so a thread that runs slower takes fewer
+//! blocks. A block whose span reaches into the other thread's blocks waits for the other
+//! thread's last first pass (only the few blocks next to the meeting point). An iteration
+//! ends when every block has had both passes; the thread that completes the last second pass
+//! runs the decision that picks the next phase (or ends the run), as in
+//! [`run_phases`](crate::phased::run_phases), and nobody waits for a block that nobody has
+//! claimed, so the run completes on the calling thread alone if the helper never comes.
+//! Each pass depends only on the phase's inputs, so the outcome is bitwise the same whatever
+//! the number of threads and wherever they meet.
+//!
+//! Data the passes share lives in [`PhaseShared`](crate::phased::PhaseShared). Within one
+//! iteration a block's first pass may run while another block's second pass runs on the other
+//! thread, so a pass may only read what is not written in the same iteration, or what the
+//! first passes of its span wrote (they have completed).
+
+use core::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
+use std::sync::Mutex;
+
+use crate::phased::{FINISHED, MAX_BLOCKS, backoff, pack, threads_used, unpack};
+use crate::team;
+
+/// The end of the blocks that a thread of a [`run_sweeps`] run takes its blocks from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Side {
+    /// Blocks 0, 1, … (the calling thread; with one thread, every block).
+    Front = 0,
+    /// Blocks n − 1, n − 2, … (the helper).
+    Back = 1,
+}
+
+/// Shared progress of a two-thread run: `state` packs the iteration's epoch with the
+/// unclaimed blocks, `phase` is the epoch's phase, `completed` counts its second passes, and
+/// `done` says which first passes have completed: `done[0]` = f when blocks 0..f have (the
+/// front's), `done[1]` = b when blocks b..n have (the back's).
+struct Progress {
+    state: AtomicU64,
+    phase: AtomicU32,
+    completed: AtomicUsize,
+    done: [AtomicUsize; 2],
+}
+
+/// Runs iterations of two passes over the `spans.len()` blocks, starting with phase `first`.
+/// In each, `first_pass(phase, side, c)` runs for every block c, then
+/// `second_pass(phase, side, c)` once the first pass has run for every block of
+/// `spans[c][0]..=spans[c][1]` (which must contain c), on the side that ran c's first pass;
+/// then `next(phase)` runs once, on either thread, and returns the next phase or [`FINISHED`].
+///
+/// Uses up to two threads (`max_threads`, at most as many as the compute task pool has, the
+/// calling thread included).
+///
+/// # Panics
+/// If a span does not contain its block or reaches past the last block, or if a pass or
+/// `next` panics (the run then ends on every thread, and the panic propagates).
+pub fn run_sweeps<P, Q, N>(
+    spans: &[[u32; 2]],
+    max_threads: usize,
+    first: u32,
+    first_pass: P,
+    second_pass: Q,
+    next: N,
+) where
+    P: Fn(u32, Side, usize) + Sync,
+    Q: Fn(u32, Side, usize) + Sync,
+    N: FnMut(u32) -> u32 + Send,
+{
+    let blocks = spans.len();
+    let valid = spans.iter().enumerate().all(|(c, &[lo, hi])| {
+        let (lo, hi) = (lo as usize, hi as usize);
+        lo <= c && c <= hi && hi < blocks
+    });
+    assert!(
+        valid,
+        "every span must contain its block and end before the last block"
+    );
+    let threads = threads_used(blocks, max_threads.min(2));
+    if threads == 1 || blocks > MAX_BLOCKS {
+        let (mut phase, mut next) = (first, next);
+        while phase != FINISHED {
+            let mut settled = 0;
+            for c in 0..blocks {
+                first_pass(phase, Side::Front, c);
+                while settled <= c && spans[settled][1] as usize <= c {
+                    second_pass(phase, Side::Front, settled);
+                    settled += 1;
+                }
+            }
+            phase = next(phase);
+        }
+        return;
+    }
+    let progress = Progress {
+        state: AtomicU64::new(pack(0, 0, blocks)),
+        phase: AtomicU32::new(first),
+        completed: AtomicUsize::new(0),
+        done: [AtomicUsize::new(0), AtomicUsize::new(blocks)],
+    };
+    let run = Run {
+        spans,
+        progress: &progress,
+        first_pass: &first_pass,
+        second_pass: &second_pass,
+        next: &Mutex::new(next),
+    };
+    let joined = AtomicUsize::new(0);
+    let helper = || {
+        // Only the first helper takes part (the back).
+        if joined.fetch_add(1, Ordering::Relaxed) == 0 {
+            run.participate(Side::Back);
+        }
+    };
+    team::run(1, &helper, &|| run.participate(Side::Front));
+}
+
+/// What the threads of a two-thread [`run_sweeps`] share.
+struct Run<'r, P, Q, N> {
+    spans: &'r [[u32; 2]],
+    progress: &'r Progress,
+    first_pass: &'r P,
+    second_pass: &'r Q,
+    next: &'r Mutex<N>,
+}
+
+impl<P, Q, N> Run<'_, P, Q, N>
+where
+    P: Fn(u32, Side, usize) + Sync,
+    Q: Fn(u32, Side, usize) + Sync,
+    N: FnMut(u32) -> u32,
+{
+    /// One thread's share of the run, from `side`, until the run is finished.
+    fn participate(&self, side: Side) {
+        let (progress, blocks) = (self.progress, self.spans.len());
+        let front = side == Side::Front;
+        // This side's blocks of the current epoch: mine..settled (back) or settled..mine
+        // (front) have had their first pass but not yet their second.
+        let (mut epoch_seen, mut mine, mut settled) = (u64::MAX, 0, 0);
+        let mut spins = 0u32;
+        loop {
+            let state = progress.state.load(Ordering::Acquire);
+            let phase = progress.phase.load(Ordering::Acquire);
+            if phase == FINISHED {
+                return;
+            }
+            let (epoch, next_front, next_back) = unpack(state);
+            if epoch != epoch_seen {
+                epoch_seen = epoch;
+                mine = if front { 0 } else { blocks };
+                settled = mine;
+            }
+            if next_front < next_back {
+                let (block, claimed) = if front {
+                    (next_front, pack(epoch, next_front + 1, next_back))
+                } else {
+                    (next_back - 1, pack(epoch, next_front, next_back - 1))
+                };
+                // Claim `block` of this epoch (fails if the other thread changed the state).
+                if progress
+                    .state
+                    .compare_exchange_weak(state, claimed, Ordering::AcqRel, Ordering::Relaxed)
+                    .is_err()
+                {
+                    continue;
+                }
+                spins = 0;
+                self.guarded(|| (self.first_pass)(phase, side, block));
+                mine = if front { block + 1 } else { block };
+                progress.done[side as usize].store(mine, Ordering::Release);
+                // The second passes whose span this side has covered.
+                if front {
+                    while settled < mine && (self.spans[settled][1] as usize) < mine {
+                        self.settle(phase, side, settled);
+                        settled += 1;
+                    }
+                } else {
+                    while settled > mine && self.spans[settled - 1][0] as usize >= mine {
+                        settled -= 1;
+                        self.settle(phase, side, settled);
+                    }
+                }
+                continue;
+            }
+            // Every block is claimed: the sides meet at `mine`. Blocks still waiting for their
+            // second pass reach into the other side, which must have completed all its first
+            // passes.
+            let waiting = if front {
+                settled < mine
+            } else {
+                settled > mine
+            };
+            let other_done = if front {
+                progress.done[1].load(Ordering::Acquire) <= mine
+            } else {
+                progress.done[0].load(Ordering::Acquire) >= mine
+            };
+            if waiting && other_done {
+                spins = 0;
+                while settled != mine {
+                    if front {
+                        self.settle(phase, side, settled);
+                        settled += 1;
+                    } else {
+                        settled -= 1;
+                        self.settle(phase, side, settled);
+                    }
+                }
+                continue;
+            }
+            // Wait for the other side, or for the next iteration.
+            backoff(&mut spins);
+        }
+    }
+
+    /// The second pass of `block`; the thread that completes the iteration's last one decides
+    /// and publishes the next phase.
+    fn settle(&self, phase: u32, side: Side, block: usize) {
+        self.guarded(|| (self.second_pass)(phase, side, block));
+        let (progress, blocks) = (self.progress, self.spans.len());
+        if progress.completed.fetch_add(1, Ordering::AcqRel) + 1 < blocks {
+            return;
+        }
+        let following = self.guarded(|| match self.next.lock() {
+            Ok(mut next) => next(phase),
+            Err(_) => FINISHED,
+        });
+        let (epoch, _, _) = unpack(progress.state.load(Ordering::Relaxed));
+        progress.completed.store(0, Ordering::Relaxed);
+        progress.done[0].store(0, Ordering::Relaxed);
+        progress.done[1].store(blocks, Ordering::Relaxed);
+        progress.phase.store(following, Ordering::Release);
+        let epoch = (epoch + 1) & ((1 << 24) - 1);
+        progress
+            .state
+            .store(pack(epoch, 0, blocks), Ordering::Release);
+    }
+
+    /// Runs `f`; if it panics, ends the run for every thread (nobody waits for it forever),
+    /// then propagates the panic.
+    fn guarded<T>(&self, f: impl FnOnce() -> T) -> T {
+        match catch_unwind(AssertUnwindSafe(f)) {
+            Ok(value) => value,
+            Err(panic) => {
+                self.progress.phase.store(FINISHED, Ordering::Release);
+                resume_unwind(panic);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::phased::PhaseShared;
+
+    /// A Jacobi-style run over 40 blocks of 16 values, each block's span the blocks within 3
+    /// (clamped): the first pass writes b = a + (mean of the span's a) / 2 per value (slowly, on
+    /// the back more); the second writes a ← b + the span's mean b / 4 into the other buffer.
+    /// Returns the final values, the rounds, and the sides that ran each block's passes.
+    fn rounds(threads: usize) -> (Vec<u64>, u32, Vec<[usize; 2]>) {
+        let (blocks, len) = (40usize, 16usize);
+        let n = blocks * len;
+        let spans: Vec<[u32; 2]> = (0..blocks)
+            .map(|c| [c.saturating_sub(3) as u32, (c + 3).min(blocks - 1) as u32])
+            .collect();
+        let mut a: Vec<u64> = (0..n as u64).collect();
+        let mut a2 = vec![0u64; n];
+        let mut b = vec![0u64; n];
+        let mut sides = vec![[usize::MAX; 2]; blocks];
+        let mut rounds = 0;
+        {
+            let buffers = [PhaseShared::new(&mut a), PhaseShared::new(&mut a2)];
+            let b = PhaseShared::new(&mut b);
+            let sides = PhaseShared::new(&mut sides);
+            let range = |c: usize| c * len..(c + 1) * len;
+            let span_values = |c: usize| {
+                let [lo, hi] = spans[c];
+                lo as usize * len..(hi as usize + 1) * len
+            };
+            run_sweeps(
+                &spans,
+                threads,
+                0,
+                |phase, side, c| unsafe {
+                    // Passes slow enough for the helper to join, slower on the back (its first
+                    // block the slowest): the front must wait for the back's last first pass.
+                    let micros = match (side, c) {
+                        (Side::Back, 39) => 300,
+                        (Side::Back, _) => 40,
+                        _ => 5,
+                    };
+                    let start = std::time::Instant::now();
+                    while start.elapsed() < std::time::Duration::from_micros(micros) {}
+                    let a = &buffers[phase as usize].read()[span_values(c)];
+                    let mean = a.iter().sum::<u64>() / a.len() as u64;
+                    for (k, out) in b.block_mut(range(c)).iter_mut().enumerate() {
+                        *out = buffers[phase as usize].read()[c * len + k] + mean / 2;
+                    }
+                    sides.block_mut(c..c + 1)[0][0] = side as usize;
+                },
+                |phase, side, c| unsafe {
+                    let span = span_values(c);
+                    // Only the span's part of `b` is read: the other side may be writing
+                    // the rest.
+                    let b_span = b.read_range(span.clone());
+                    let extra = b_span.iter().sum::<u64>() / 4 / span.len() as u64;
+                    let out = buffers[1 - phase as usize].block_mut(range(c));
+                    for (k, out) in out.iter_mut().enumerate() {
+                        *out = (b_span[c * len + k - span.start] + extra) % 1_000_003;
+                    }
+                    assert_eq!(sides.block_mut(c..c + 1)[0][0], side as usize);
+                    sides.block_mut(c..c + 1)[0][1] = side as usize;
+                },
+                |phase| {
+                    rounds += 1;
+                    if rounds < 9 { 1 - phase } else { FINISHED }
+                },
+            );
+        }
+        let result = if rounds % 2 == 1 { a2 } else { a };
+        (result, rounds, sides)
+    }
+
+    #[test]
+    fn two_threads_give_the_one_thread_result() {
+        let serial = rounds(1);
+        assert_eq!(serial.1, 9);
+        assert!(serial.0[0] > 0 && serial.0[100] != 100);
+        assert!(
+            serial.2.iter().all(|s| *s == [0, 0]),
+            "one thread: all front"
+        );
+        // The pool of this machine may have one thread: then two is one.
+        let two = threads_used(40, 2) == 2;
+        let mut back_blocks = 0;
+        for _ in 0..20 {
+            let parallel = rounds(2);
+            assert_eq!((&parallel.0, parallel.1), (&serial.0, serial.1));
+            // Each block's second pass ran on the side of its first pass.
+            assert!(parallel.2.iter().all(|[a, b]| a == b && *a <= 1));
+            // The front's blocks (of the last round) come before the back's.
+            let back = parallel.2.iter().position(|s| s[0] == 1).unwrap_or(40);
+            assert!(parallel.2[back..].iter().all(|s| s[0] == 1));
+            back_blocks += 40 - back;
+        }
+        if two {
+            assert!(back_blocks > 0, "the back never took part");
+        }
+    }
+
+    #[test]
+    fn a_panicking_pass_ends_the_run_instead_of_hanging() {
+        let spans: Vec<[u32; 2]> = (0..16u32)
+            .map(|c| [c.saturating_sub(1), (c + 1).min(15)])
+            .collect();
+        for threads in [1, 2] {
+            for panics_in_second in [false, true] {
+                let result = std::panic::catch_unwind(|| {
+                    run_sweeps(
+                        &spans,
+                        threads,
+                        0,
+                        |_, _, c| assert!(panics_in_second || c != 12),
+                        |_, _, c| assert!(!panics_in_second || c != 3),
+                        |_| 0,
+                    );
+                });
+                assert!(result.is_err(), "{threads} threads");
+            }
+        }
+    }
+
+    #[test]
+    #[should_panic(expected = "every span must contain its block")]
+    fn a_span_past_the_last_block_is_refused() {
+        run_sweeps(
+            &[[0, 0], [1, 2]],
+            1,
+            0,
+            |_, _, _| {},
+            |_, _, _| {},
+            |_| FINISHED,
+        );
+    }
+}
