@@ -134,17 +134,17 @@ impl Fluid<'_> {
     /// has AVX2; every operation is lane-wise, so every path gives the same bits); stores
     /// ∇Wᵢⱼ of each slot in the group's scratch for [`Fluid::correction_group`].
     #[inline(always)]
-    fn density_group<V: PairLanes>(
+    fn density_group<V: PairLanes, const WIDE: bool>(
         &self,
         x: &[Vec2],
         slots: &mut SlotLists,
         g: usize,
     ) -> GroupRows {
-        match self.density_group_with::<V, false>(x, slots, g) {
+        match self.density_group_with::<V, false, WIDE>(x, slots, g) {
             Some(rows) => rows,
             // Out of line, so on the baseline lanes (the same bits): code not compiled for
             // AVX2 may not hold `Avx8` values.
-            None => self.density_group_coincident(x, slots, g),
+            None => self.density_group_coincident::<WIDE>(x, slots, g),
         }
     }
 
@@ -152,8 +152,13 @@ impl Fluid<'_> {
     /// lanes.
     #[cold]
     #[inline(never)]
-    fn density_group_coincident(&self, x: &[Vec2], slots: &mut SlotLists, g: usize) -> GroupRows {
-        (self.density_group_with::<f32x8, true>(x, slots, g)).unwrap_or_default()
+    fn density_group_coincident<const WIDE: bool>(
+        &self,
+        x: &[Vec2],
+        slots: &mut SlotLists,
+        g: usize,
+    ) -> GroupRows {
+        (self.density_group_with::<f32x8, true, WIDE>(x, slots, g)).unwrap_or_default()
     }
 
     /// [`Fluid::density_group`]. Coincident fluid pairs (‖r‖ ≤ 10⁻⁶ h, where ∇W has no
@@ -161,7 +166,7 @@ impl Fluid<'_> {
     /// `PATCH`; without it, a group with such a pair gives `None` (the caller retries on a
     /// cold path, which keeps the hot loop free of calls).
     #[inline(always)]
-    fn density_group_with<V: PairLanes, const PATCH: bool>(
+    fn density_group_with<V: PairLanes, const PATCH: bool, const WIDE: bool>(
         &self,
         x: &[Vec2],
         slots: &mut SlotLists,
@@ -181,9 +186,10 @@ impl Fluid<'_> {
         let (xix, xiy): (V, V) = (lanes(|l| xi[l].x), lanes(|l| xi[l].y));
         let tiny = 1e-6 * self.kernel.support_radius();
         let (mut w, mut gx, mut gy, mut g2) = (zero, zero, zero, zero);
+        let reader = slots.fluid_reader();
         for (s, at) in fluid.enumerate() {
-            let js = unsafe { *slots.fluid.get_unchecked(at) };
-            let xj = js.map(|j| unsafe { *x.get_unchecked(j as usize) });
+            // SAFETY: the loop writes only the scratch, not the lists.
+            let xj = unsafe { reader.gather::<_, WIDE>(at, x.as_ptr()) };
             let (rx, ry) = (xix - lanes(|l| xj[l].x), xiy - lanes(|l| xj[l].y));
             let mut r = (rx, ry, (rx * rx + ry * ry).sqrt());
             let slot = splat(s as f32);
@@ -192,6 +198,8 @@ impl Fluid<'_> {
                 if !PATCH {
                     return None;
                 }
+                // SAFETY: as above.
+                let js = unsafe { reader.rows::<WIDE>(at) };
                 r = separate_coincident(r, coincident, &rows, &js, tiny);
             }
             let (kw, kgx, kgy) = self.kernel.batch_of(r.0, r.1, r.2);
@@ -259,10 +267,15 @@ impl Fluid<'_> {
             chunk.build_slots(block.start);
         }
         // The scratch may be a buffer lent by the sweep.
-        (chunk.slots.gradient).resize(chunk.slots.fluid.len(), [f32x8::ZERO; 2]);
+        (chunk.slots.gradient).resize(chunk.slots.fluid_slots(), [f32x8::ZERO; 2]);
         let mut error = 0.0f64;
+        let wide = chunk.slots.wide();
         for (g, out) in out.chunks_mut(GROUP).enumerate().take(chunk.slots.groups()) {
-            let group = self.density_group::<V>(x, &mut chunk.slots, g);
+            let group = if wide {
+                self.density_group::<V, true>(x, &mut chunk.slots, g)
+            } else {
+                self.density_group::<V, false>(x, &mut chunk.slots, g)
+            };
             let [density, lambda, bx, by] = [
                 group.density,
                 group.lambda,
@@ -282,6 +295,27 @@ impl Fluid<'_> {
         error
     }
 
+    /// [`Fluid::correction_group`] of the slots' own kind ([`SlotLists::wide`]).
+    ///
+    /// # Safety
+    /// As for [`Fluid::correction_group`].
+    #[inline(always)]
+    pub(super) unsafe fn correction_group_of<V: PairLanes>(
+        &self,
+        slots: &SlotLists,
+        g: usize,
+        rows: *const DensityRow,
+    ) -> [Vec2; GROUP] {
+        // SAFETY: the caller's guarantees; `WIDE` is the slots' kind.
+        unsafe {
+            if slots.wide() {
+                self.correction_group::<V, true>(slots, g, rows)
+            } else {
+                self.correction_group::<V, false>(slots, g, rows)
+            }
+        }
+    }
+
     /// Δxᵢ (m) of group `g`'s rows (lane l for its l-th row), from the gradients the density
     /// pass of this iteration stored.
     ///
@@ -290,11 +324,12 @@ impl Fluid<'_> {
     ///
     /// # Safety
     /// The slots were built by [`Fluid::density_block`] in this solve, from lists checked for
-    /// as many fluid rows as `rows` points to, g is one of their groups, the chunk's ∇W scratch
-    /// is the buffer its last density pass sized and wrote, and no thread writes the group's
-    /// rows or its neighbours' during the call.
+    /// as many fluid rows as `rows` points to, g is one of their groups, `WIDE` is whether they
+    /// are [wide](SlotLists::wide), the chunk's ∇W scratch is the buffer its last density pass
+    /// sized and wrote, and no thread writes the group's rows or its neighbours' during the
+    /// call.
     #[inline(always)]
-    pub(super) unsafe fn correction_group<V: PairLanes>(
+    pub(super) unsafe fn correction_group<V: PairLanes, const WIDE: bool>(
         &self,
         slots: &SlotLists,
         g: usize,
@@ -308,14 +343,15 @@ impl Fluid<'_> {
         let own = own.map(|i| unsafe { *rows.add(i as usize) });
         let li: V = lanes(|l| own[l].lambda);
         let (mut x, mut y) = (splat(0.0), splat(0.0));
+        let reader = slots.fluid_reader();
         for at in fluid {
-            let (js, [gx, gy]) = unsafe {
+            let (lj, [gx, gy]) = unsafe {
                 (
-                    *slots.fluid.get_unchecked(at),
+                    reader.gather::<_, WIDE>(at, rows),
                     *slots.gradient.get_unchecked(at),
                 )
             };
-            let lj = js.map(|j| unsafe { (*rows.add(j as usize)).lambda });
+            let lj = lj.map(|row| row.lambda);
             // Padding lanes have ∇W = 0.
             let s = li + lanes(|l| lj[l]);
             x = x + s * V::from_f32x8(gx);
@@ -374,16 +410,19 @@ mod tests {
     }
 
     /// The density pass of every chunk, then Δx of every row from the rows, on the baseline
-    /// lanes, and on AVX where the CPU has it (the same bits); returns the rows and Δx.
+    /// lanes, on AVX where the CPU has it, and with rows instead of offsets in the fluid
+    /// slots (the same bits); returns the rows and Δx.
     fn both_passes(
         fluid: &Fluid,
         x: &[Vec2],
         chunks: &mut [NeighborChunk],
     ) -> (Vec<DensityRow>, Vec<Vec2>) {
+        /// With `wide`, the slots are built beforehand with rows.
         fn run<V: PairLanes>(
             fluid: &Fluid,
             x: &[Vec2],
             chunks: &mut [NeighborChunk],
+            wide: bool,
         ) -> (Vec<DensityRow>, Vec<Vec2>) {
             let mut rows = vec![DensityRow::default(); x.len()];
             for (c, (chunk, out)) in chunks.iter_mut().zip(rows.chunks_mut(CHUNK)).enumerate() {
@@ -394,8 +433,14 @@ mod tests {
                     x.len(),
                     fluid.boundary_x.len()
                 ));
-                // SAFETY: the lists were checked just above; `first` builds the slots.
-                let error = unsafe { fluid.density_block::<V>(x, chunk, block, out, true) };
+                if wide {
+                    let mut slots = core::mem::take(&mut chunk.slots);
+                    slots.build_with(chunk, block.start, 0);
+                    chunk.slots = slots;
+                }
+                // SAFETY: the lists were checked just above; `first` builds the slots (else
+                // they were built from them just above).
+                let error = unsafe { fluid.density_block::<V>(x, chunk, block, out, !wide) };
                 let excess = out
                     .iter()
                     .map(|r| (r.density - fluid.rest_density).max(0.0));
@@ -410,14 +455,33 @@ mod tests {
                 for g in 0..chunk.slots.groups() {
                     // SAFETY: the slots were built above from the checked lists.
                     let group =
-                        unsafe { fluid.correction_group::<V>(&chunk.slots, g, rows.as_ptr()) };
+                        unsafe { fluid.correction_group_of::<V>(&chunk.slots, g, rows.as_ptr()) };
                     let real = (chunk.fluid_count.len() - g * GROUP).min(GROUP);
                     delta.extend_from_slice(&group[..real]);
                 }
             }
             (rows, delta)
         }
-        let baseline = run::<f32x8>(fluid, x, chunks);
+        let wide = run::<f32x8>(fluid, x, chunks, true);
+        assert!(
+            chunks.iter().any(|c| c.slots.wide()),
+            "no chunk has wide slots"
+        );
+        let baseline = run::<f32x8>(fluid, x, chunks, false);
+        assert!(
+            chunks.iter().all(|c| !c.slots.wide()),
+            "a chunk has wide slots"
+        );
+        assert_eq!(
+            row_bits(&wide.0),
+            row_bits(&baseline.0),
+            "ρ, λ: rows, offsets"
+        );
+        assert_eq!(
+            vec_bits(&wide.1),
+            vec_bits(&baseline.1),
+            "Δx: rows, offsets"
+        );
         #[cfg(target_arch = "x86_64")]
         if has_avx2() {
             #[target_feature(enable = "avx2")]
@@ -426,7 +490,7 @@ mod tests {
                 x: &[Vec2],
                 chunks: &mut [NeighborChunk],
             ) -> (Vec<DensityRow>, Vec<Vec2>) {
-                run::<Avx8>(fluid, x, chunks)
+                run::<Avx8>(fluid, x, chunks, false)
             }
             let scratch: Vec<_> = chunks.iter().map(|c| c.slots.gradient.clone()).collect();
             // Every scratch entry must be written again.
@@ -517,7 +581,10 @@ mod tests {
                 for (s, at) in range.enumerate() {
                     let [gx, gy] = slots.gradient[at].map(|v| v.to_array());
                     for l in 0..GROUP {
-                        let (i, j) = (slots.rows[g][l] as usize, slots.fluid[at][l] as usize);
+                        let (i, j) = (
+                            slots.rows[g][l] as usize,
+                            unsafe { slots.fluid_rows(at) }[l] as usize,
+                        );
                         if s as f32 >= fluid_count[l] {
                             assert!(gx[l] == 0.0 && gy[l] == 0.0, "padding of {i}");
                         } else if x[i] != x[j] {

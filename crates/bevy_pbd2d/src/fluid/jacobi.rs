@@ -85,12 +85,12 @@ impl Fluid<'_> {
                 let slots = &chunk.slots;
                 assert_eq!(
                     slots.gradient.len(),
-                    slots.fluid.len(),
+                    slots.fluid_slots(),
                     "∇W scratch of block {c}"
                 );
                 let groups = corrected.chunks_mut(GROUP).zip(w.chunks(GROUP));
                 for (g, (corrected, w)) in groups.enumerate().take(slots.groups()) {
-                    let delta = self.correction_group::<V>(slots, g, rows);
+                    let delta = self.correction_group_of::<V>(slots, g, rows);
                     for (l, (next, &wi)) in corrected.iter_mut().zip(w).enumerate() {
                         *next = x[block.start + g * GROUP + l];
                         if wi > 0.0 {

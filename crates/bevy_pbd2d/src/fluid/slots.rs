@@ -6,6 +6,11 @@
 //! neighbours is a sum within its lane (no sums across lanes), and the per-row tail (C, λ, Δx)
 //! runs on 8 rows at once. A group has as many slots as its longest list; a row's entries past
 //! its own count are padding, masked by the counts.
+//!
+//! The fluid slots, which every iteration reads again, hold 16-bit offsets from a row of the
+//! chunk (its rows are sorted by grid cell, so their neighbours lie close by in the order):
+//! half the bytes of row indices, which at 100 000 particles stream from memory every
+//! iteration. A chunk whose neighbours lie further apart keeps 32-bit rows instead.
 
 use core::ops::Range;
 
@@ -20,6 +25,12 @@ pub(crate) const GROUP: usize = 8;
 /// One slot of a group: an index per lane.
 pub(crate) type Slot = [u32; GROUP];
 
+/// One slot of fluid neighbours as offsets from [`SlotLists::fluid_base`].
+pub(crate) type NarrowSlot = [u16; GROUP];
+
+/// The widest spread (last − first) of a chunk's fluid rows that [`NarrowSlot`]s can hold.
+const NARROW_SPREAD: u32 = u16::MAX as u32;
+
 /// The slot-major copy of one [`NeighborChunk`]'s lists, and the per-pair scratch of the density
 /// solve. Rebuilt from the row lists by the first density pass of every solve, so it always
 /// matches them.
@@ -33,8 +44,14 @@ pub(crate) struct SlotLists {
     pub counts: Vec<[f32x8; 2]>,
     /// `fluid_start[g]..fluid_start[g + 1]` are group g's slots in `fluid`.
     pub fluid_start: Vec<u32>,
-    /// Fluid neighbour rows; padding entries are the lane's own row (r = 0: ∇W = 0).
-    pub fluid: Vec<Slot>,
+    /// Fluid neighbour rows as offsets from `fluid_base` (all slots of the chunk, unless it is
+    /// [`wide`](Self::wide)); padding entries are the lane's own row (r = 0: ∇W = 0).
+    pub fluid: Vec<NarrowSlot>,
+    /// The row that the offsets in `fluid` count from.
+    pub fluid_base: u32,
+    /// Fluid neighbour rows of a chunk whose rows spread too far for offsets (else empty),
+    /// with the same padding.
+    pub fluid_wide: Vec<Slot>,
     /// `boundary_start[g]..boundary_start[g + 1]` are group g's slots in `boundary`.
     pub boundary_start: Vec<u32>,
     /// Boundary sample indices; padding entries are 0 (a group with boundary slots has a real
@@ -46,11 +63,80 @@ pub(crate) struct SlotLists {
     pub gradient: Vec<[f32x8; 2]>,
 }
 
+/// The fluid slots of a [`SlotLists`] ([`SlotLists::fluid_reader`]): valid while the lists
+/// are not rebuilt.
+#[derive(Clone, Copy)]
+pub(crate) struct FluidReader {
+    narrow: *const NarrowSlot,
+    wide: *const Slot,
+    base: u32,
+}
+
+impl FluidReader {
+    /// The rows of fluid slot `at`, of lists that are [`wide`](SlotLists::wide) if `WIDE`.
+    ///
+    /// # Safety
+    /// `WIDE` is whether the lists are wide, they were not rebuilt or dropped since the
+    /// reader was made, and `at` < [`SlotLists::fluid_slots`].
+    #[inline(always)]
+    pub unsafe fn rows<const WIDE: bool>(self, at: usize) -> Slot {
+        // SAFETY: the caller's guarantees; `WIDE` says which list holds the slots.
+        unsafe {
+            if WIDE {
+                *self.wide.add(at)
+            } else {
+                (*self.narrow.add(at)).map(|o| self.base + u32::from(o))
+            }
+        }
+    }
+
+    /// `data[j]` for the row j of each lane of fluid slot `at` (a constant `WIDE` keeps the
+    /// choice of list out of the loops).
+    ///
+    /// # Safety
+    /// As for [`FluidReader::rows`], and `data` points to at least as many elements as there
+    /// are fluid rows.
+    #[inline(always)]
+    pub unsafe fn gather<T: Copy, const WIDE: bool>(self, at: usize, data: *const T) -> [T; GROUP] {
+        // SAFETY: the caller's guarantees; every row (base + offset) indexes `data`. Each
+        // offset is read on its own (volatile: not combined into a vector load, whose lanes
+        // would then be moved out one by one to address the loads).
+        unsafe {
+            if WIDE {
+                let rows = *self.wide.add(at);
+                rows.map(|j| *data.add(j as usize))
+            } else {
+                let (data, offsets) = (
+                    data.add(self.base as usize),
+                    self.narrow.add(at).cast::<u16>(),
+                );
+                core::array::from_fn(|l| *data.add(offsets.add(l).read_volatile() as usize))
+            }
+        }
+    }
+}
+
 impl SlotLists {
     /// Rebuilds the slots from `chunk`'s row lists, whose first row is `first_row`, reusing
     /// the buffers.
     pub fn build(&mut self, chunk: &NeighborChunk, first_row: usize) {
+        self.build_with(chunk, first_row, NARROW_SPREAD);
+    }
+
+    /// [`SlotLists::build`], with offsets only if the chunk's rows and their fluid neighbours
+    /// spread over at most `narrow_spread` rows.
+    pub fn build_with(&mut self, chunk: &NeighborChunk, first_row: usize, narrow_spread: u32) {
         let rows = chunk.fluid_count.len();
+        let (own_first, own_last) = (first_row as u32, (first_row + rows.max(1) - 1) as u32);
+        let (lo, hi) = chunk
+            .fluid
+            .iter()
+            .fold((own_first, own_last), |(lo, hi), &j| (lo.min(j), hi.max(j)));
+        let narrow = hi - lo <= narrow_spread.min(NARROW_SPREAD);
+        // Only used when narrow: every row is then within lo..=lo + u16::MAX.
+        let offset = |j: u32| (j - lo) as u16;
+        self.fluid_base = lo;
+        self.fluid_wide.clear();
         for list in [&mut self.fluid_start, &mut self.boundary_start] {
             list.clear();
             list.push(0);
@@ -72,15 +158,26 @@ impl SlotLists {
             });
             // Slots of padding, then each row's list down its lane.
             let longest = |n: [usize; GROUP]| n.into_iter().max().unwrap_or(0);
-            let (first_fluid, first_boundary) = (self.fluid.len(), self.boundary.len());
-            self.fluid.resize(first_fluid + longest(fluid), row);
+            let (first_fluid, first_boundary) = (self.fluid_slots(), self.boundary.len());
+            let end_fluid = first_fluid + longest(fluid);
+            if narrow {
+                self.fluid.resize(end_fluid, row.map(offset));
+            } else {
+                self.fluid_wide.resize(end_fluid, row);
+            }
             self.boundary
                 .resize(first_boundary + longest(boundary), [0; GROUP]);
             for l in 0..real {
                 let start = chunk.fluid_start[k[l]] as usize;
                 let list = &chunk.fluid[start..start + fluid[l]];
-                for (slot, &j) in self.fluid[first_fluid..].iter_mut().zip(list) {
-                    slot[l] = j;
+                if narrow {
+                    for (slot, &j) in self.fluid[first_fluid..].iter_mut().zip(list) {
+                        slot[l] = offset(j);
+                    }
+                } else {
+                    for (slot, &j) in self.fluid_wide[first_fluid..].iter_mut().zip(list) {
+                        slot[l] = j;
+                    }
                 }
                 let start = chunk.boundary_start[k[l]] as usize;
                 let list = &chunk.boundary[start..start + boundary[l]];
@@ -91,8 +188,49 @@ impl SlotLists {
             let lanes = |n: [usize; GROUP]| f32x8::new(n.map(|n| n as f32));
             self.rows.push(row);
             self.counts.push([lanes(fluid), lanes(boundary)]);
-            self.fluid_start.push(self.fluid.len() as u32);
+            self.fluid_start.push(end_fluid as u32);
             self.boundary_start.push(self.boundary.len() as u32);
+        }
+    }
+
+    /// Whether the fluid slots are rows (in `fluid_wide`) rather than offsets (in `fluid`).
+    #[inline(always)]
+    pub fn wide(&self) -> bool {
+        !self.fluid_wide.is_empty()
+    }
+
+    /// Number of fluid slots of all groups.
+    #[inline(always)]
+    pub fn fluid_slots(&self) -> usize {
+        self.fluid.len() + self.fluid_wide.len()
+    }
+
+    /// The rows of fluid slot `at` (for tests: the passes read the slots through a
+    /// [`FluidReader`]).
+    ///
+    /// # Safety
+    /// `at` < [`SlotLists::fluid_slots`].
+    #[cfg(test)]
+    pub unsafe fn fluid_rows(&self, at: usize) -> Slot {
+        // SAFETY: the caller's bound; `wide` says which list holds the slots.
+        unsafe {
+            let reader = self.fluid_reader();
+            if self.wide() {
+                reader.rows::<true>(at)
+            } else {
+                reader.rows::<false>(at)
+            }
+        }
+    }
+
+    /// A reader of the fluid slots that holds no borrow, for loops that also write the
+    /// scratch (its fields stay in registers).
+    #[inline(always)]
+    pub fn fluid_reader(&self) -> FluidReader {
+        FluidReader {
+            narrow: self.fluid.as_ptr(),
+            wide: self.fluid_wide.as_ptr(),
+            base: self.fluid_base,
         }
     }
 
@@ -137,16 +275,35 @@ mod tests {
         bg.build(&boundary, h);
         let mut chunks = Vec::new();
         find_neighbors(&mut chunks, &fg, &fluid, &bg, h);
+        let mut narrow_chunks = 0;
         for (c, chunk) in chunks.iter().enumerate() {
             let mut slots = SlotLists::default();
             slots.build(chunk, c * CHUNK);
+            narrow_chunks += usize::from(!slots.wide());
+            // The same lists with rows instead of offsets (and back: reused buffers).
+            let mut wide = SlotLists::default();
+            wide.build_with(chunk, c * CHUNK, 10);
+            assert!(
+                wide.wide(),
+                "a spread of 10 rows is too narrow for 150 random points"
+            );
+            assert_eq!(wide.fluid_slots(), slots.fluid_slots());
+            let all_rows = |s: &SlotLists| {
+                // SAFETY: every `at` < fluid_slots().
+                let rows = (0..s.fluid_slots()).map(|at| unsafe { s.fluid_rows(at) });
+                rows.collect::<Vec<_>>()
+            };
+            assert_eq!(all_rows(&wide), all_rows(&slots), "chunk {c}");
+            wide.build(chunk, c * CHUNK);
+            assert!(!wide.wide() && wide.fluid_wide.is_empty());
+            assert_eq!(all_rows(&wide), all_rows(&slots), "chunk {c} rebuilt");
             let rows = chunk.fluid_count.len();
             assert_eq!(slots.groups(), rows.div_ceil(GROUP));
             for g in 0..slots.groups() {
                 let [fluid_count, boundary_count] = slots.counts[g].map(|v| v.to_array());
                 // SAFETY: g < groups().
                 let (fluid_range, boundary_range) = unsafe { slots.ranges(g) };
-                let fluid_slots = &slots.fluid[fluid_range];
+                let fluid_slots = &all_rows(&slots)[fluid_range];
                 let boundary_slots = &slots.boundary[boundary_range];
                 for l in 0..GROUP {
                     let k = g * GROUP + l;
@@ -171,5 +328,6 @@ mod tests {
                 assert_eq!(boundary_slots.len(), longest(boundary_count) as usize);
             }
         }
+        assert_eq!(narrow_chunks, chunks.len(), "150 rows fit offsets");
     }
 }
