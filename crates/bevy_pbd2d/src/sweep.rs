@@ -143,6 +143,8 @@ where
         let (mut epoch_seen, mut mine, mut settled) = (u64::MAX, 0, 0);
         let mut spins = 0u32;
         loop {
+            // `state` before `phase` (the decision stores them in the other order): a claim of
+            // the state read here then always belongs to the phase read next.
             let state = progress.state.load(Ordering::Acquire);
             let phase = progress.phase.load(Ordering::Acquire);
             if phase == FINISHED {
@@ -326,6 +328,32 @@ mod tests {
         (result, rounds, sides)
     }
 
+    /// Whether the back can take part: the pool has two threads.
+    fn two_threads() -> bool {
+        threads_used(40, 2) == 2
+    }
+
+    /// Runs `run` (which returns how many blocks the back took) `times` times, then again
+    /// until the back has taken part (for up to 20 s: a region runs on its calling thread
+    /// alone while another test's region runs, see `team::run`); asserts that it did, if it
+    /// can.
+    fn with_the_back(times: usize, mut run: impl FnMut() -> usize) {
+        let started = std::time::Instant::now();
+        let mut back = (0..times).map(|_| run()).sum::<usize>();
+        while two_threads() && back == 0 && started.elapsed().as_secs() < 20 {
+            back += run();
+        }
+        if two_threads() {
+            assert!(back > 0, "the back never took part");
+        }
+    }
+
+    /// A busy wait of `micros` µs.
+    fn spin(micros: u64) {
+        let start = std::time::Instant::now();
+        while start.elapsed() < std::time::Duration::from_micros(micros) {}
+    }
+
     #[test]
     fn two_threads_give_the_one_thread_result() {
         let serial = rounds(1);
@@ -335,10 +363,7 @@ mod tests {
             serial.2.iter().all(|s| *s == [0, 0]),
             "one thread: all front"
         );
-        // The pool of this machine may have one thread: then two is one.
-        let two = threads_used(40, 2) == 2;
-        let mut back_blocks = 0;
-        for _ in 0..20 {
+        with_the_back(20, || {
             let parallel = rounds(2);
             assert_eq!((&parallel.0, parallel.1), (&serial.0, serial.1));
             // Each block's second pass ran on the side of its first pass.
@@ -346,10 +371,106 @@ mod tests {
             // The front's blocks (of the last round) come before the back's.
             let back = parallel.2.iter().position(|s| s[0] == 1).unwrap_or(40);
             assert!(parallel.2[back..].iter().all(|s| s[0] == 1));
-            back_blocks += 40 - back;
-        }
-        if two {
-            assert!(back_blocks > 0, "the back never took part");
+            40 - back
+        });
+    }
+
+    /// A mixing hash, for delays.
+    fn hash(mut x: u64) -> u64 {
+        x ^= x >> 33;
+        x = x.wrapping_mul(0xff51_afd7_ed55_8ccd);
+        x ^= x >> 33;
+        x = x.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+        x ^ (x >> 33)
+    }
+
+    /// Spans of many shapes and random delays, the slow side alternating: every pass runs
+    /// exactly once per round, a second pass on the side of its first pass and after every
+    /// first pass of its span, and `next` runs after all of them.
+    #[test]
+    fn every_pass_runs_once_after_its_span() {
+        let blocks = 23usize;
+        let clamp = move |c: usize| c.min(blocks - 1) as u32;
+        type Shape = Box<dyn Fn(usize) -> [u32; 2]>;
+        let shapes: [(&str, Shape); 6] = [
+            (
+                "±2",
+                Box::new(move |c| [c.saturating_sub(2) as u32, clamp(c + 2)]),
+            ),
+            ("+5", Box::new(move |c| [c as u32, clamp(c + 5)])),
+            (
+                "−5",
+                Box::new(move |c| [c.saturating_sub(5) as u32, c as u32]),
+            ),
+            ("itself", Box::new(|c| [c as u32, c as u32])),
+            ("all", Box::new(move |_| [0, clamp(blocks)])),
+            (
+                "mixed",
+                Box::new(move |c| {
+                    let h = hash(c as u64);
+                    [
+                        c.saturating_sub((h % 7) as usize) as u32,
+                        clamp(c + ((h >> 8) % 7) as usize),
+                    ]
+                }),
+            ),
+        ];
+        let rounds = 12;
+        for (name, shape) in &shapes {
+            let spans: Vec<[u32; 2]> = (0..blocks).map(shape).collect();
+            let mut trial = 0u64;
+            with_the_back(8, || {
+                trial += 1;
+                let counter = || (0..blocks).map(|_| AtomicU32::new(0)).collect::<Vec<_>>();
+                let (first, second) = (counter(), counter());
+                let side_of: Vec<AtomicUsize> = (0..blocks).map(|_| AtomicUsize::new(9)).collect();
+                let back = AtomicUsize::new(0);
+                let delay = |phase: u32, side: Side, c: usize, pass: u64| {
+                    let h = hash(trial * 1_000_003 + phase as u64 * 7919 + c as u64 * 31 + pass);
+                    let slow = trial.is_multiple_of(2) == (side == Side::Back);
+                    spin(if slow { 20 } else { 3 } + h % 15);
+                };
+                let relaxed = Ordering::Relaxed;
+                run_sweeps(
+                    &spans,
+                    2,
+                    0,
+                    |phase, side, c| {
+                        assert_eq!(first[c].load(relaxed), phase, "{name}: first pass of {c}");
+                        side_of[c].store(side as usize, relaxed);
+                        if side == Side::Back {
+                            back.fetch_add(1, relaxed);
+                        }
+                        delay(phase, side, c, 0);
+                        first[c].store(phase + 1, relaxed);
+                    },
+                    |phase, side, c| {
+                        let [lo, hi] = spans[c];
+                        let span = &first[lo as usize..=hi as usize];
+                        for (j, done) in (lo as usize..).zip(span) {
+                            let done = done.load(relaxed);
+                            assert_eq!(done, phase + 1, "{name}: {c} before the first of {j}");
+                        }
+                        assert_eq!(side_of[c].load(relaxed), side as usize, "{name}: side");
+                        delay(phase, side, c, 1);
+                        let before = second[c].fetch_add(1, relaxed);
+                        assert_eq!(before, phase, "{name}: second pass of {c}");
+                    },
+                    |phase| {
+                        for c in 0..blocks {
+                            assert_eq!(first[c].load(relaxed), phase + 1, "{name}: {c}");
+                            assert_eq!(second[c].load(relaxed), phase + 1, "{name}: {c}");
+                        }
+                        if phase + 1 < rounds {
+                            phase + 1
+                        } else {
+                            FINISHED
+                        }
+                    },
+                );
+                assert!(second.iter().all(|n| n.load(relaxed) == rounds), "{name}");
+                back.load(relaxed)
+            });
         }
     }
 
@@ -358,21 +479,56 @@ mod tests {
         let spans: Vec<[u32; 2]> = (0..16u32)
             .map(|c| [c.saturating_sub(1), (c + 1).min(15)])
             .collect();
+        // Where the run panics: in a first pass, in a second pass, on the back (the helper's
+        // thread), in `next`. Each case is repeated until the back took part, so that a
+        // thread was waiting for the other when the run ended.
         for threads in [1, 2] {
-            for panics_in_second in [false, true] {
-                let result = std::panic::catch_unwind(|| {
-                    run_sweeps(
-                        &spans,
-                        threads,
-                        0,
-                        |_, _, c| assert!(panics_in_second || c != 12),
-                        |_, _, c| assert!(!panics_in_second || c != 3),
-                        |_| 0,
-                    );
+            for at in ["first", "second", "back", "next"] {
+                let came = AtomicUsize::new(0);
+                with_the_back(1, || {
+                    came.store(0, Ordering::Relaxed);
+                    let result = std::panic::catch_unwind(|| {
+                        run_sweeps(
+                            &spans,
+                            threads,
+                            0,
+                            |phase, side, c| {
+                                spin(20);
+                                if side == Side::Back {
+                                    came.fetch_add(1, Ordering::Relaxed);
+                                    assert!(at != "back" || phase == 0);
+                                }
+                                assert!(at != "first" || c != 12);
+                            },
+                            |_, _, c| assert!(at != "second" || c != 3),
+                            |phase| {
+                                assert!(at != "next" || phase < 2);
+                                if phase < 4 { phase + 1 } else { FINISHED }
+                            },
+                        );
+                    });
+                    let came = came.load(Ordering::Relaxed);
+                    // Without the back, nothing panics on it.
+                    let panics = at != "back" || came > 0;
+                    assert_eq!(result.is_err(), panics, "{threads} threads, in {at}");
+                    if threads == 1 { 1 } else { came }
                 });
-                assert!(result.is_err(), "{threads} threads");
             }
         }
+        // The run after a panic is not affected.
+        let mut rounds = 0;
+        run_sweeps(
+            &spans,
+            2,
+            0,
+            |_, _, _| {},
+            |_, _, _| {},
+            |_| {
+                rounds += 1;
+                FINISHED
+            },
+        );
+        assert_eq!(rounds, 1);
     }
 
     #[test]

@@ -1,5 +1,5 @@
-//! Helper threads for [`run_phases`](crate::phased::run_phases) regions that stay awake between
-//! regions.
+//! Helper threads for parallel regions ([`run_phases`](crate::phased::run_phases),
+//! [`run_sweeps`](crate::sweep::run_sweeps)) that stay awake between regions.
 //!
 //! A compute-pool thread that has parked takes from 20 µs to over 150 µs to wake on a virtual
 //! machine (measured here: 21 µs best, 159 µs mean), longer than a whole density pass over a

@@ -59,7 +59,7 @@ pub(crate) struct SlotLists {
     pub boundary: Vec<Slot>,
     /// Per fluid slot, the x (first) and y (second) components of ∇Wᵢⱼ (1/m³) in each lane:
     /// sized and written by the density pass, read by the correction pass of the same
-    /// iteration (0 in padding lanes). The one-thread sweep swaps in a buffer of its ring.
+    /// iteration (0 in padding lanes). A sweep lends a buffer of its side's ring here.
     pub gradient: Vec<[f32x8; 2]>,
 }
 
