@@ -489,16 +489,25 @@ mod tests {
                 fluid: &Fluid,
                 x: &[Vec2],
                 chunks: &mut [NeighborChunk],
+                wide: bool,
             ) -> (Vec<DensityRow>, Vec<Vec2>) {
-                run::<Avx8>(fluid, x, chunks, false)
+                run::<Avx8>(fluid, x, chunks, wide)
             }
             let scratch: Vec<_> = chunks.iter().map(|c| c.slots.gradient.clone()).collect();
             // Every scratch entry must be written again.
-            for chunk in chunks.iter_mut() {
-                chunk.slots.gradient.fill([f32x8::splat(f32::NAN); 2]);
-            }
+            let poison = |chunks: &mut [NeighborChunk]| {
+                for chunk in chunks.iter_mut() {
+                    chunk.slots.gradient.fill([f32x8::splat(f32::NAN); 2]);
+                }
+            };
+            poison(chunks);
             // SAFETY: the CPU has AVX2.
-            let avx = unsafe { avx2(fluid, x, chunks) };
+            let wide = unsafe { avx2(fluid, x, chunks, true) };
+            assert_eq!(row_bits(&wide.0), row_bits(&baseline.0), "ρ, λ: AVX rows");
+            assert_eq!(vec_bits(&wide.1), vec_bits(&baseline.1), "Δx: AVX rows");
+            poison(chunks);
+            // SAFETY: the CPU has AVX2.
+            let avx = unsafe { avx2(fluid, x, chunks, false) };
             assert_eq!(
                 row_bits(&avx.0),
                 row_bits(&baseline.0),

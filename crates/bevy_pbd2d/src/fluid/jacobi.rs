@@ -432,6 +432,163 @@ mod tests {
         }
     }
 
+    /// Rows `0..SPLIT` of an embedded scene are the scene's; the rest move up by `GAP`, and
+    /// `GAP` isolated rows (no neighbours) fill the hole, so the lists of some chunks spread
+    /// over more rows than 16-bit offsets hold and others count from a base ≥ 65 536.
+    const SPLIT: usize = 640;
+    const GAP: usize = 65_536;
+
+    /// The row of the embedded scene that holds row `i` of the scene.
+    fn embed_row(i: usize) -> usize {
+        if i < SPLIT { i } else { i + GAP }
+    }
+
+    /// The fluid rows and boundary samples of `state` (nothing else).
+    fn copy(state: &SolverState) -> SolverState {
+        SolverState {
+            x: state.x.clone(),
+            w: state.w.clone(),
+            fluid_count: state.fluid_count,
+            boundary_x: state.boundary_x.clone(),
+            boundary_psi: state.boundary_psi.clone(),
+            ..default()
+        }
+    }
+
+    /// `state` embedded ([`embed_row`]); the filler rows lie 10 m apart, far from the rest.
+    fn embedded(state: &SolverState) -> SolverState {
+        let total = state.fluid_count + GAP;
+        let far = |r: usize| Vec2::new((r % 256) as f32, (r / 256) as f32) * 10.0 + 1.0e4;
+        let mut out = copy(state);
+        out.x = (0..total).map(far).collect();
+        out.w = vec![state.w[0]; total];
+        out.fluid_count = total;
+        for i in 0..state.fluid_count {
+            out.x[embed_row(i)] = state.x[i];
+            out.w[embed_row(i)] = state.w[i];
+        }
+        out
+    }
+
+    /// The row lists of `rows` rows, `list(r)` giving row r's fluid neighbours and boundary
+    /// samples (`None`: none), into the list fields of `out`; the chunks' slot buffers are
+    /// kept, so a solve on them reuses them.
+    fn put_lists<'a>(
+        rows: usize,
+        list: impl Fn(usize) -> Option<(Vec<u32>, &'a [u32], u32)>,
+        out: &mut Vec<NeighborChunk>,
+    ) {
+        out.resize_with(rows.div_ceil(CHUNK), NeighborChunk::default);
+        for chunk in out.iter_mut() {
+            let keep = core::mem::take(&mut chunk.slots);
+            *chunk = NeighborChunk::default();
+            chunk.slots = keep;
+            chunk.fluid_start.push(0);
+            chunk.boundary_start.push(0);
+        }
+        for r in 0..rows {
+            let chunk = &mut out[r / CHUNK];
+            let (fluid, boundary, count) = list(r).unwrap_or_default();
+            chunk.fluid.extend(fluid);
+            chunk.fluid_count.push(count);
+            chunk.boundary.extend_from_slice(boundary);
+            chunk.fluid_start.push(chunk.fluid.len() as u32);
+            chunk.boundary_start.push(chunk.boundary.len() as u32);
+        }
+    }
+
+    /// The lists of the scene (`lists`, `n` rows) or of the embedded scene, into `out`.
+    fn scene_lists(lists: &[NeighborChunk], n: usize, embed: bool, out: &mut Vec<NeighborChunk>) {
+        let scene_row = |r: usize| match embed {
+            false => Some(r),
+            true if r < SPLIT => Some(r),
+            true => r.checked_sub(GAP).filter(|&i| i >= SPLIT),
+        };
+        let rows = if embed { n + GAP } else { n };
+        let row = |r: usize| -> Option<(Vec<u32>, &[u32], u32)> {
+            let i = scene_row(r)?;
+            let chunk = &lists[i / CHUNK];
+            let k = i % CHUNK;
+            let padded = chunk.fluid_start[k] as usize..chunk.fluid_start[k + 1] as usize;
+            let to = |j: &u32| {
+                if embed {
+                    embed_row(*j as usize) as u32
+                } else {
+                    *j
+                }
+            };
+            let fluid = chunk.fluid[padded].iter().map(to).collect();
+            Some((fluid, chunk.boundary_of(k), chunk.fluid_count[k]))
+        };
+        put_lists(rows, row, out);
+    }
+
+    /// The bits of the scene's rows of an embedded solve.
+    fn scene_bits(embedded: &SolverState, n: usize) -> Vec<[u32; 2]> {
+        bits(&(0..n).map(|i| embedded.x[embed_row(i)]).collect::<Vec<_>>())
+    }
+
+    /// The same lists with rows far apart give the bits of the compact rows, on every
+    /// schedule, with fresh buffers and with buffers reused across the kinds of slots (16-bit
+    /// offsets, then rows, then offsets).
+    #[test]
+    fn rows_far_apart_give_the_bits_of_close_ones() {
+        let settings = FluidSettings {
+            max_density_error_percent: 0.0,
+            max_iterations: 4,
+            ..default()
+        };
+        let h = settings.support_radius;
+        let scene = squeezed(&settings, 0.02, 1600);
+        let n = scene.fluid_count;
+        let (mut fluid_grid, mut boundary_grid) =
+            (SpatialHashGrid::default(), SpatialHashGrid::default());
+        fluid_grid.build(&scene.x, h);
+        boundary_grid.build(&scene.boundary_x, h);
+        let mut lists = Vec::new();
+        find_neighbors(&mut lists, &fluid_grid, &scene.x, &boundary_grid, h);
+        for (threads, phases_from) in [SWEEP, SWEEPS, PHASES] {
+            let solve = |state: &mut SolverState, chunks: &mut Vec<_>, scratch: &mut _| {
+                solve_on(&settings, state, chunks, scratch, threads, phases_from).0
+            };
+            let mut close = copy(&scene);
+            let mut close_lists = Vec::new();
+            scene_lists(&lists, n, false, &mut close_lists);
+            assert_eq!(solve(&mut close, &mut close_lists, &mut default()), 4);
+            let expected = bits(&close.x);
+
+            let mut far = embedded(&scene);
+            let mut far_lists = Vec::new();
+            scene_lists(&lists, n, true, &mut far_lists);
+            assert_eq!(solve(&mut far, &mut far_lists, &mut default()), 4);
+            let wide = far_lists.iter().filter(|c| c.slots.wide()).count();
+            let far_base = far_lists.iter().filter(|c| {
+                !c.slots.wide() && c.slots.fluid_slots() > 0 && c.slots.fluid_base >= 65_536
+            });
+            assert!(wide > 0 && far_base.count() > 0, "wide chunks: {wide}");
+            assert_eq!(scene_bits(&far, n), expected, "{threads} threads, fresh");
+
+            // One set of chunks and scratch: close, far, close.
+            let (mut chunks, mut scratch) = (Vec::new(), DensityState::default());
+            for embed in [false, true, false] {
+                let mut state = if embed {
+                    embedded(&scene)
+                } else {
+                    copy(&scene)
+                };
+                scene_lists(&lists, n, embed, &mut chunks);
+                assert_eq!(solve(&mut state, &mut chunks, &mut scratch), 4);
+                assert_eq!(chunks.iter().any(|c| c.slots.wide()), embed);
+                let got = if embed {
+                    scene_bits(&state, n)
+                } else {
+                    bits(&state.x)
+                };
+                assert_eq!(got, expected, "{threads} threads, reused, far: {embed}");
+            }
+        }
+    }
+
     #[test]
     fn the_sweeps_have_the_bits_of_the_phases() {
         let parallel = threads_used(1600usize.div_ceil(CHUNK), usize::MAX) > 1;

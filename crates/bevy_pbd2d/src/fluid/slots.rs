@@ -7,10 +7,12 @@
 //! runs on 8 rows at once. A group has as many slots as its longest list; a row's entries past
 //! its own count are padding, masked by the counts.
 //!
-//! The fluid slots, which every iteration reads again, hold 16-bit offsets from a row of the
-//! chunk (its rows are sorted by grid cell, so their neighbours lie close by in the order):
-//! half the bytes of row indices, which at 100 000 particles stream from memory every
-//! iteration. A chunk whose neighbours lie further apart keeps 32-bit rows instead.
+//! The fluid slots, which every iteration reads again, hold 16-bit offsets from the chunk's
+//! lowest row: half the bytes of row indices, which at 100 000 particles stream from memory
+//! every iteration. Rows are not sorted by position (they keep the order particles were
+//! spawned in); particles spawned near each other, as a dam break's are, have their neighbours
+//! close by in the order. A chunk whose rows and neighbours spread over more than 65 535 rows
+//! keeps 32-bit rows instead.
 
 use core::ops::Range;
 
@@ -329,5 +331,102 @@ mod tests {
             }
         }
         assert_eq!(narrow_chunks, chunks.len(), "150 rows fit offsets");
+    }
+
+    /// A chunk of `lists.len()` rows from `first_row` with these fluid lists, padded as the
+    /// neighbour search pads them.
+    fn chunk_of(first_row: usize, lists: &[Vec<u32>]) -> NeighborChunk {
+        use crate::kernel::LANES;
+        let mut c = NeighborChunk::default();
+        c.fluid_start.push(0);
+        c.boundary_start.push(0);
+        for (k, list) in lists.iter().enumerate() {
+            c.fluid.extend_from_slice(list);
+            c.fluid_count.push(list.len() as u32);
+            let padded = c.fluid.len().next_multiple_of(LANES);
+            c.fluid.resize(padded, (first_row + k) as u32);
+            c.fluid_start.push(c.fluid.len() as u32);
+            c.boundary_start.push(0);
+        }
+        c
+    }
+
+    /// Spreads of exactly u16::MAX rows and one more, below and above the chunk, with a large
+    /// base; one `SlotLists` rebuilt from one kind to the other in both directions; gathers at
+    /// a large base.
+    #[test]
+    fn offsets_hold_spreads_up_to_u16_max() {
+        let first = 70_000usize;
+        let rows = 9; // a partial last group
+        let own_last = (first + rows - 1) as u32;
+        let lists = |far: u32| -> Vec<Vec<u32>> {
+            (0..rows)
+                .map(|k| {
+                    let mut l = vec![(first + (k + 1) % rows) as u32];
+                    if k == 0 {
+                        l.insert(0, far);
+                    }
+                    l
+                })
+                .collect()
+        };
+        let data: Vec<u32> = (0..200_000u32).collect();
+        let mut slots = SlotLists::default();
+        let cases = [
+            (first, own_last - 65_535, false), // below, exactly u16::MAX
+            (first, own_last - 65_536, true),  // below, one more
+            (first, own_last - 65_535, false),
+            (first, first as u32 + 65_535, false), // above: spread = 65_535
+            (first, first as u32 + 65_536, true),
+            (0, 65_535, false), // base 0, offset u16::MAX
+            (0, 65_536, true),
+            (first, own_last - 65_535, false),
+        ];
+        for (first_row, far, wide) in cases {
+            let lists = if first_row == first {
+                lists(far)
+            } else {
+                (0..rows)
+                    .map(|k| if k == 3 { vec![far] } else { vec![] })
+                    .collect()
+            };
+            let chunk = chunk_of(first_row, &lists);
+            assert!(chunk.indices_within(first_row, rows, 200_000, 0));
+            slots.build(&chunk, first_row);
+            assert_eq!(slots.wide(), wide, "far {far}");
+            assert!(slots.fluid.is_empty() || slots.fluid_wide.is_empty());
+            for g in 0..slots.groups() {
+                // SAFETY (all): g < groups(), `at` < fluid_slots(), `WIDE` is the kind, and
+                // `data` covers every row.
+                let (range, _) = unsafe { slots.ranges(g) };
+                for (s, at) in range.enumerate() {
+                    let rows_at = unsafe { slots.fluid_rows(at) };
+                    let reader = slots.fluid_reader();
+                    let got = unsafe {
+                        if wide {
+                            reader.gather::<u32, true>(at, data.as_ptr())
+                        } else {
+                            reader.gather::<u32, false>(at, data.as_ptr())
+                        }
+                    };
+                    assert_eq!(got, rows_at);
+                    for (l, &row) in rows_at.iter().enumerate() {
+                        let k = g * GROUP + l;
+                        let own = (first_row + k.min(rows - 1)) as u32;
+                        let want = if k < rows && s < lists[k].len() {
+                            lists[k][s]
+                        } else {
+                            own
+                        };
+                        assert_eq!(row, want, "far {far} g {g} s {s} l {l}");
+                    }
+                }
+            }
+        }
+        // Rows but no neighbours; no rows at all (large first row).
+        slots.build(&chunk_of(first, &vec![vec![]; rows]), first);
+        assert_eq!((slots.fluid_slots(), slots.groups()), (0, 2));
+        slots.build(&NeighborChunk::default(), 4_000_000_000);
+        assert_eq!((slots.fluid_slots(), slots.groups()), (0, 0));
     }
 }
