@@ -40,6 +40,7 @@ pub mod parallel;
 pub mod particle;
 pub mod phased;
 pub mod plugin;
+mod progress;
 pub mod schedule;
 pub mod settings;
 pub mod simd;

@@ -19,23 +19,15 @@
 
 use core::cell::UnsafeCell;
 use core::marker::PhantomData;
-use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::parallel::pool;
+use crate::progress::{Claim, MAX_BLOCKS, Progress, backoff};
 use crate::team;
 
 /// Phase id that ends the run.
 pub const FINISHED: u32 = u32::MAX;
-
-/// Shared progress: `state` packs the phase's epoch and the unclaimed blocks ([`pack`]);
-/// `phase` is the id of the epoch's phase; `completed` counts the epoch's finished blocks.
-struct Progress {
-    state: AtomicU64,
-    phase: AtomicU32,
-    completed: AtomicUsize,
-}
 
 /// The number of threads [`run_phases`] uses for `blocks` blocks and up to `max_threads`: at
 /// most as many as the compute task pool has, at least 1.
@@ -63,11 +55,7 @@ where
         }
         return;
     }
-    let progress = Progress {
-        state: AtomicU64::new(pack(0, 0, blocks)),
-        phase: AtomicU32::new(first),
-        completed: AtomicUsize::new(0),
-    };
+    let progress = Progress::new(first, blocks);
     let next = Mutex::new(next);
     let joined = AtomicUsize::new(0);
     let helper = || {
@@ -83,25 +71,6 @@ where
     team::run(threads - 1, &helper, &|| {
         participate(&progress, blocks, &work, &next, false);
     });
-}
-
-/// Most blocks per phase (the claim counters are 20 bits wide); larger runs are serial.
-pub(crate) const MAX_BLOCKS: usize = (1 << 20) - 1;
-
-/// The claim state: epoch (bits 40..64), next block from the front (20..40), one past the
-/// next block from the back (0..20).
-pub(crate) fn pack(epoch: u64, front: usize, back: usize) -> u64 {
-    (epoch << 40) | ((front as u64) << 20) | back as u64
-}
-
-/// (epoch, front, back) of a claim state.
-pub(crate) fn unpack(state: u64) -> (u64, usize, usize) {
-    let mask = (1 << 20) - 1;
-    (
-        state >> 40,
-        ((state >> 20) & mask) as usize,
-        (state & mask) as usize,
-    )
 }
 
 /// Calls `f(first, block)` for the consecutive blocks of `block_len` (≥ 1) elements of `data`
@@ -137,71 +106,17 @@ where
 {
     let mut spins = 0u32;
     loop {
-        let state = progress.state.load(Ordering::Acquire);
-        let phase = progress.phase.load(Ordering::Acquire);
-        if phase == FINISHED {
-            return;
+        match progress.claim(from_back) {
+            Claim::Finished => return,
+            // Wait for the thread finishing the last block.
+            Claim::AllClaimed { .. } => backoff(&mut spins),
+            Claim::Retry => {}
+            Claim::Block { phase, block, .. } => {
+                spins = 0;
+                progress.guarded(|| work(phase, block));
+                progress.complete(phase, blocks, next, || {});
+            }
         }
-        let (epoch, front, back) = unpack(state);
-        if front >= back {
-            // Everything is claimed: wait for the thread finishing the last block.
-            backoff(&mut spins);
-            continue;
-        }
-        let (block, claimed) = if from_back {
-            (back - 1, pack(epoch, front, back - 1))
-        } else {
-            (front, pack(epoch, front + 1, back))
-        };
-        // Claim `block` of this epoch (fails if another thread took it or the phase moved on).
-        if progress
-            .state
-            .compare_exchange_weak(state, claimed, Ordering::AcqRel, Ordering::Relaxed)
-            .is_err()
-        {
-            continue;
-        }
-        spins = 0;
-        // A panicking block ends the run for every thread (nobody waits for it forever), then
-        // propagates.
-        let finish = || {
-            progress.phase.store(FINISHED, Ordering::Release);
-        };
-        if let Err(panic) = catch_unwind(AssertUnwindSafe(|| work(phase, block))) {
-            finish();
-            resume_unwind(panic);
-        }
-        if progress.completed.fetch_add(1, Ordering::AcqRel) + 1 == blocks {
-            // The last block of the phase: decide, then publish the next phase.
-            let decided = catch_unwind(AssertUnwindSafe(|| match next.lock() {
-                Ok(mut next) => next(phase),
-                Err(_) => FINISHED,
-            }));
-            let following = match decided {
-                Ok(following) => following,
-                Err(panic) => {
-                    finish();
-                    resume_unwind(panic);
-                }
-            };
-            progress.completed.store(0, Ordering::Relaxed);
-            progress.phase.store(following, Ordering::Release);
-            let epoch = (epoch + 1) & ((1 << 24) - 1);
-            progress
-                .state
-                .store(pack(epoch, 0, blocks), Ordering::Release);
-        }
-    }
-}
-
-/// One round of waiting for another thread: spins at first, then yields (`spins` counts the
-/// rounds of this wait; reset it when the wait ends).
-pub(crate) fn backoff(spins: &mut u32) {
-    *spins += 1;
-    if *spins < 256 {
-        core::hint::spin_loop();
-    } else {
-        std::thread::yield_now();
     }
 }
 

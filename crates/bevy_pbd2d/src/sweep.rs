@@ -20,11 +20,11 @@
 //! thread, so a pass may only read what is not written in the same iteration, or what the
 //! first passes of its span wrote (they have completed).
 
-use core::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
-use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
+use core::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
-use crate::phased::{FINISHED, MAX_BLOCKS, backoff, pack, threads_used, unpack};
+use crate::phased::{FINISHED, threads_used};
+use crate::progress::{Claim, MAX_BLOCKS, Progress, backoff};
 use crate::team;
 
 /// The end of the blocks that a thread of a [`run_sweeps`] run takes its blocks from.
@@ -34,17 +34,6 @@ pub enum Side {
     Front = 0,
     /// Blocks n − 1, n − 2, … (the helper).
     Back = 1,
-}
-
-/// Shared progress of a two-thread run: `state` packs the iteration's epoch with the
-/// unclaimed blocks, `phase` is the epoch's phase, `completed` counts its second passes, and
-/// `done` says which first passes have completed: `done[0]` = f when blocks 0..f have (the
-/// front's), `done[1]` = b when blocks b..n have (the back's).
-struct Progress {
-    state: AtomicU64,
-    phase: AtomicU32,
-    completed: AtomicUsize,
-    done: [AtomicUsize; 2],
 }
 
 /// Runs iterations of two passes over the `spans.len()` blocks, starting with phase `first`.
@@ -96,15 +85,10 @@ pub fn run_sweeps<P, Q, N>(
         }
         return;
     }
-    let progress = Progress {
-        state: AtomicU64::new(pack(0, 0, blocks)),
-        phase: AtomicU32::new(first),
-        completed: AtomicUsize::new(0),
-        done: [AtomicUsize::new(0), AtomicUsize::new(blocks)],
-    };
     let run = Run {
         spans,
-        progress: &progress,
+        progress: &Progress::new(first, blocks),
+        done: &[AtomicUsize::new(0), AtomicUsize::new(blocks)],
         first_pass: &first_pass,
         second_pass: &second_pass,
         next: &Mutex::new(next),
@@ -119,10 +103,14 @@ pub fn run_sweeps<P, Q, N>(
     team::run(1, &helper, &|| run.participate(Side::Front));
 }
 
-/// What the threads of a two-thread [`run_sweeps`] share.
+/// What the threads of a two-thread [`run_sweeps`] share: the progress of the run (its
+/// pieces of work are the second passes), and which first passes of the iteration have
+/// completed: `done[0]` = f when blocks 0..f have (the front's), `done[1]` = b when blocks b..n
+/// have (the back's).
 struct Run<'r, P, Q, N> {
     spans: &'r [[u32; 2]],
     progress: &'r Progress,
+    done: &'r [AtomicUsize; 2],
     first_pass: &'r P,
     second_pass: &'r Q,
     next: &'r Mutex<N>,
@@ -143,37 +131,24 @@ where
         let (mut epoch_seen, mut mine, mut settled) = (u64::MAX, 0, 0);
         let mut spins = 0u32;
         loop {
-            // `state` before `phase` (the decision stores them in the other order): a claim of
-            // the state read here then always belongs to the phase read next.
-            let state = progress.state.load(Ordering::Acquire);
-            let phase = progress.phase.load(Ordering::Acquire);
-            if phase == FINISHED {
-                return;
-            }
-            let (epoch, next_front, next_back) = unpack(state);
+            let claim = progress.claim(!front);
+            let (phase, epoch) = match claim {
+                Claim::Finished => return,
+                Claim::Retry => continue,
+                Claim::AllClaimed { phase, epoch } | Claim::Block { phase, epoch, .. } => {
+                    (phase, epoch)
+                }
+            };
             if epoch != epoch_seen {
                 epoch_seen = epoch;
                 mine = if front { 0 } else { blocks };
                 settled = mine;
             }
-            if next_front < next_back {
-                let (block, claimed) = if front {
-                    (next_front, pack(epoch, next_front + 1, next_back))
-                } else {
-                    (next_back - 1, pack(epoch, next_front, next_back - 1))
-                };
-                // Claim `block` of this epoch (fails if the other thread changed the state).
-                if progress
-                    .state
-                    .compare_exchange_weak(state, claimed, Ordering::AcqRel, Ordering::Relaxed)
-                    .is_err()
-                {
-                    continue;
-                }
+            if let Claim::Block { block, .. } = claim {
                 spins = 0;
-                self.guarded(|| (self.first_pass)(phase, side, block));
+                progress.guarded(|| (self.first_pass)(phase, side, block));
                 mine = if front { block + 1 } else { block };
-                progress.done[side as usize].store(mine, Ordering::Release);
+                self.done[side as usize].store(mine, Ordering::Release);
                 // The second passes whose span this side has covered.
                 if front {
                     while settled < mine && (self.spans[settled][1] as usize) < mine {
@@ -197,9 +172,9 @@ where
                 settled > mine
             };
             let other_done = if front {
-                progress.done[1].load(Ordering::Acquire) <= mine
+                self.done[1].load(Ordering::Acquire) <= mine
             } else {
-                progress.done[0].load(Ordering::Acquire) >= mine
+                self.done[0].load(Ordering::Acquire) >= mine
             };
             if waiting && other_done {
                 spins = 0;
@@ -222,36 +197,12 @@ where
     /// The second pass of `block`; the thread that completes the iteration's last one decides
     /// and publishes the next phase.
     fn settle(&self, phase: u32, side: Side, block: usize) {
-        self.guarded(|| (self.second_pass)(phase, side, block));
         let (progress, blocks) = (self.progress, self.spans.len());
-        if progress.completed.fetch_add(1, Ordering::AcqRel) + 1 < blocks {
-            return;
-        }
-        let following = self.guarded(|| match self.next.lock() {
-            Ok(mut next) => next(phase),
-            Err(_) => FINISHED,
+        progress.guarded(|| (self.second_pass)(phase, side, block));
+        progress.complete(phase, blocks, self.next, || {
+            self.done[0].store(0, Ordering::Relaxed);
+            self.done[1].store(blocks, Ordering::Relaxed);
         });
-        let (epoch, _, _) = unpack(progress.state.load(Ordering::Relaxed));
-        progress.completed.store(0, Ordering::Relaxed);
-        progress.done[0].store(0, Ordering::Relaxed);
-        progress.done[1].store(blocks, Ordering::Relaxed);
-        progress.phase.store(following, Ordering::Release);
-        let epoch = (epoch + 1) & ((1 << 24) - 1);
-        progress
-            .state
-            .store(pack(epoch, 0, blocks), Ordering::Release);
-    }
-
-    /// Runs `f`; if it panics, ends the run for every thread (nobody waits for it forever),
-    /// then propagates the panic.
-    fn guarded<T>(&self, f: impl FnOnce() -> T) -> T {
-        match catch_unwind(AssertUnwindSafe(f)) {
-            Ok(value) => value,
-            Err(panic) => {
-                self.progress.phase.store(FINISHED, Ordering::Release);
-                resume_unwind(panic);
-            }
-        }
     }
 }
 
@@ -259,6 +210,7 @@ where
 mod tests {
     use super::*;
     use crate::phased::PhaseShared;
+    use core::sync::atomic::AtomicU32;
 
     /// A Jacobi-style run over 40 blocks of 16 values, each block's span the blocks within 3
     /// (clamped): the first pass writes b = a + (mean of the span's a) / 2 per value (slowly, on

@@ -17,7 +17,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use crate::parallel::pool;
-use crate::phased::backoff;
+use crate::progress::backoff;
 
 /// How long an idle helper keeps polling for the next region before it returns its thread.
 pub const LINGER: Duration = Duration::from_micros(200);
