@@ -472,16 +472,12 @@ mod tests {
             chunks.iter().all(|c| !c.slots.wide()),
             "a chunk has wide slots"
         );
-        assert_eq!(
-            row_bits(&wide.0),
-            row_bits(&baseline.0),
-            "ρ, λ: rows, offsets"
-        );
-        assert_eq!(
-            vec_bits(&wide.1),
-            vec_bits(&baseline.1),
-            "Δx: rows, offsets"
-        );
+        // The same ρ, λ and Δx bits as the baseline passes over offsets.
+        let same = |(rows, delta): &(Vec<DensityRow>, Vec<Vec2>), what: &str| {
+            assert_eq!(row_bits(rows), row_bits(&baseline.0), "ρ, λ: {what}");
+            assert_eq!(vec_bits(delta), vec_bits(&baseline.1), "Δx: {what}");
+        };
+        same(&wide, "rows, offsets");
         #[cfg(target_arch = "x86_64")]
         if has_avx2() {
             #[target_feature(enable = "avx2")]
@@ -503,21 +499,11 @@ mod tests {
             poison(chunks);
             // SAFETY: the CPU has AVX2.
             let wide = unsafe { avx2(fluid, x, chunks, true) };
-            assert_eq!(row_bits(&wide.0), row_bits(&baseline.0), "ρ, λ: AVX rows");
-            assert_eq!(vec_bits(&wide.1), vec_bits(&baseline.1), "Δx: AVX rows");
+            same(&wide, "AVX rows");
             poison(chunks);
             // SAFETY: the CPU has AVX2.
             let avx = unsafe { avx2(fluid, x, chunks, false) };
-            assert_eq!(
-                row_bits(&avx.0),
-                row_bits(&baseline.0),
-                "ρ, λ: AVX and baseline"
-            );
-            assert_eq!(
-                vec_bits(&avx.1),
-                vec_bits(&baseline.1),
-                "Δx: AVX and baseline"
-            );
+            same(&avx, "AVX and baseline");
             let lane_bits = |g: &[[f32x8; 2]]| -> Vec<[[u32; GROUP]; 2]> {
                 g.iter()
                     .map(|g| g.map(|v| v.to_array().map(f32::to_bits)))
