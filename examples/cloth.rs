@@ -10,9 +10,10 @@ mod common;
 
 use bevy::prelude::*;
 use bevy_egui::egui;
-use bevy_pbd2d::cloth::ClothParticle;
-use bevy_pbd2d::egui_panel::{PanelSection, PbdPanel, PbdPanelAppExt, PbdRestart, field_row};
+use bevy_pbd2d::egui_panel::widgets::field_row;
+use bevy_pbd2d::egui_panel::{PanelSection, PbdPanel, PbdPanelAppExt, PbdRestart};
 use bevy_pbd2d::prelude::*;
+use bevy_pbd2d::scenes::cloth::ClothParticle;
 
 /// Largest cloth side the panel accepts (the builder allows up to 2000, which is 4 million
 /// particles: far too many to run interactively).

@@ -36,20 +36,27 @@ pub struct PbdDebugRenderPlugin;
 impl Plugin for PbdDebugRenderPlugin {
     fn build(&self, app: &mut App) {
         app.register_type::<PbdDebugRender>()
-            .init_resource::<PbdDebugRender>()
-            .init_gizmo_group::<PbdGizmos>()
-            .add_systems(
-                PostUpdate,
-                (
-                    update_line_width,
-                    draw_constraints,
-                    draw_axes,
-                    draw_particles,
-                )
-                    .chain()
-                    .after(TransformSystems::Propagate)
-                    .run_if(|settings: Res<PbdDebugRender>| settings.enabled),
-            );
+            .init_resource::<PbdDebugRender>();
+    }
+
+    /// After every plugin is built: draws only where Bevy's gizmos are set up (in
+    /// `DefaultPlugins` with Bevy's `bevy_gizmos` feature); a headless app gets nothing to draw.
+    fn finish(&self, app: &mut App) {
+        if !app.is_plugin_added::<bevy::gizmos::GizmoPlugin>() {
+            return;
+        }
+        app.init_gizmo_group::<PbdGizmos>().add_systems(
+            PostUpdate,
+            (
+                update_line_width,
+                draw_constraints,
+                draw_axes,
+                draw_particles,
+            )
+                .chain()
+                .after(TransformSystems::Propagate)
+                .run_if(|settings: Res<PbdDebugRender>| settings.enabled),
+        );
     }
 }
 

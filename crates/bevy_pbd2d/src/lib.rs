@@ -1,55 +1,158 @@
 //! # bevy_pbd2d
 //!
-//! 2D position-based dynamics for [Bevy](https://bevy.org): cloth, ropes and other
-//! particle/constraint structures (\[MHHR06\], \[MMC16\] for compliance), and Position Based Fluids
-//! (\[MM13\]) with Akinci boundary particles (\[AIA+12\]).
+//! 2D particle physics for Bevy with position-based dynamics: cloth and other
+//! particle–constraint structures (\[MHHR06\], with XPBD compliance \[MMC16\]), and Position
+//! Based Fluids (\[MM13\]) with Akinci boundary samples (\[AIA+12\]), in one solver.
 //!
-//! Particles and constraints are entities with components; settings are resources; every step of
-//! the algorithm is a system in the chained [`PbdSystems`] sets, run in `FixedUpdate` by default.
-//! One fixed step is one simulation step of size `Time<Fixed>::delta` (s).
+//! ## Getting started
+//!
+//! Add [`PbdPlugins`] and spawn bodies with the builders (or particles and constraints one by
+//! one, as plain entities):
 //!
 //! ```no_run
 //! use bevy::prelude::*;
 //! use bevy_pbd2d::prelude::*;
 //!
 //! App::new()
-//!     .add_plugins((MinimalPlugins, PbdPlugin::default()))
-//!     .add_systems(Startup, |mut commands: Commands| {
+//!     .add_plugins((MinimalPlugins, PbdPlugins::default()))
+//!     .insert_resource(Time::<Fixed>::from_seconds(0.01)) // one step per fixed step
+//!     .add_systems(Startup, |mut commands: Commands, fluid: Res<FluidSettings>| {
 //!         ClothBuilder::default().spawn(&mut commands).expect("valid cloth");
+//!         DamBreakBuilder { origin: Vec2::new(0.0, -10.0), ..default() }
+//!             .spawn(&mut commands, &fluid)
+//!             .expect("valid dam break");
 //!     })
 //!     .run();
 //! ```
 //!
-//! Units are SI: metres, seconds, kilograms; in 2D a density is kg/m².
+//! A particle is an entity with [`Particle`](particle::Particle), which requires
+//! [`Position`](particle::Position), [`Velocity`](particle::Velocity) and
+//! [`InverseMass`](particle::InverseMass). Read and write them like any component between
+//! steps: the solver takes edits at the next step. Join two particles with a
+//! [`DistanceConstraint`](constraints::DistanceConstraint) entity; add
+//! [`FluidParticle`](particle::FluidParticle) for fluid and spawn
+//! [`BoundaryParticle`](fluid::BoundaryParticle) samples for its walls. Hold a particle with a
+//! [`KinematicTarget`](particle::KinematicTarget) (that is how picking drags). Settings are
+//! resources ([`Gravity`](dynamics::Gravity), [`SolverSettings`](dynamics::SolverSettings),
+//! [`FluidSettings`](fluid::FluidSettings), [`SolverThreads`]); statistics of the last step are
+//! in [`PbdStats`](stats::PbdStats) and in Bevy's `Diagnostics` (`pbd2d/step_time_ms`, …).
+//!
+//! ## Units
+//!
+//! SI throughout: metres, seconds, kilograms; in 2D a mass per area (a density ρ) is kg/m².
+//! Inverse mass w = 1/m is in kg⁻¹ (w = 0: pinned), compliance α in m/N (α = 0: rigid).
+//! A camera with `OrthographicProjection::scale = 1/40` shows 40 pixels per metre.
+//!
+//! ## Plugins
+//!
+//! [`PbdPlugins`] adds, in order:
+//!
+//! | plugin | what it does |
+//! |---|---|
+//! | [`PbdSchedulePlugin`](schedule::PbdSchedulePlugin) | the step schedule and its sets, [`PbdClock`](schedule::PbdClock) (pause, single step), the step gate, [`PbdStats`](stats::PbdStats) and diagnostics |
+//! | [`ParticlePlugin`](particle::ParticlePlugin) | particle components, the solver arrays and the copy between them and the components |
+//! | [`IntegratorPlugin`](dynamics::IntegratorPlugin) | prediction with gravity and the velocity update; [`Gravity`](dynamics::Gravity), [`SolverSettings`](dynamics::SolverSettings) |
+//! | [`ConstraintsPlugin`](constraints::ConstraintsPlugin) | distance constraints and long-range attachments (Gauss-Seidel, XPBD) |
+//! | [`FluidPlugin`](fluid::FluidPlugin) | neighbour search, density solve, XSPH, CFL limit, boundary Ψ; [`FluidSettings`](fluid::FluidSettings), [`SolverThreads`] |
+//! | [`ScenesPlugin`](scenes::ScenesPlugin) | registers the builders' components |
+//! | `PbdPickingPlugin` (feature `picking`) | a `bevy_picking` backend for particles, drag with the mouse |
+//! | `PbdDebugRenderPlugin` (feature `debug_render`) | particles, constraints and axes drawn with gizmos |
+//!
+//! `PbdPanelPlugin` (feature `egui`) is a settings and statistics panel, added on its own
+//! (it needs `bevy_egui`'s `EguiPlugin`). Leave out what a game does not use:
+//! `PbdPlugins::default().build().disable::<FluidPlugin>()` runs no fluid system at all.
+//!
+//! ## Schedule
+//!
+//! The simulation steps in `FixedUpdate` (or the schedule given to [`PbdPlugins::new`]), in
+//! the outer sets [`PbdSystems`] `First` → `StepSimulation` → `Last`; a game orders its own
+//! systems against them. One step is one run of [`PbdSchedule`], whose inner sets
+//! [`PbdStepSystems`] run the algorithm in order (table in [`schedule`]). Δt is
+//! `Time<Fixed>::timestep()`; [`set_time_step`](dynamics::set_time_step) refuses a bad one.
+//! [`PbdClock`](schedule::PbdClock) pauses the simulation alone and single-steps it.
+//!
+//! ## Cargo features
+//!
+//! | feature | adds |
+//! |---|---|
+//! | `picking` | `PbdPickingPlugin`: hits particles with `bevy_picking`, drags them |
+//! | `debug_render` | `PbdDebugRenderPlugin`: gizmo drawing |
+//! | `egui` | `PbdPanelPlugin`: the demos' panel for games |
+//!
+//! None is on by default; without them the crate needs no renderer or window.
+//!
+//! ## Threads and determinism
+//!
+//! The fluid's passes run on Bevy's compute task pool in blocks of 64 particles whose size does
+//! not depend on the thread count, so results are bitwise identical for any number of threads
+//! (and any [`SolverThreads`] setting). The hot loops use SIMD (8 lanes; AVX2 where the CPU
+//! has it) with the same IEEE operations in the same order, so the bits are also those of the
+//! scalar path.
+//!
+//! ## Bad input
+//!
+//! Builders and setters refuse invalid values with a [`PbdError`](error::PbdError) and keep
+//! the old value. A value written directly into a settings resource (an inspector) is checked
+//! before every step: the step is skipped with the reason in
+//! [`PbdStats::blocked`](stats::PbdStats::blocked) and an error log, and resumes once the
+//! value is valid again. A negative or non-finite [`InverseMass`](particle::InverseMass) is
+//! treated as pinned, with a warning.
+//!
+//! ## FAQ
+//!
+//! - *My particles do not move.* Is a fixed step running (`Time<Fixed>` > 0, the app updating)?
+//!   Is [`PbdClock`](schedule::PbdClock) paused? Is [`PbdStats::blocked`](stats::PbdStats::blocked) set?
+//! - *How do I apply a force?* Write [`Velocity`](particle::Velocity) before the step (in
+//!   [`PbdSystems::First`]), or add a system to [`PbdSchedule`] after
+//!   [`PbdStepSystems::Predict`].
+//! - *How do I tear cloth?* Despawn its [`DistanceConstraint`](constraints::DistanceConstraint)
+//!   entities; [`ConstraintState::lambda`](constraints::ConstraintState::lambda) / Δt² is each
+//!   constraint's force (N).
+//! - *Why does fluid not interact with cloth?* Not yet: fluid particles meet boundary samples
+//!   and each other only.
+//!
+//! ## Where we differ from the reference demos
+//!
+//! Both demos (a cloth and a dam break, in JavaScript) are rebuilt as the crate's examples,
+//! with the same defaults. Differences, each documented where it is implemented:
+//! - general per-particle inverse masses (λ = −C/(w₁ + w₂), skipped when w₁ + w₂ = 0) instead of
+//!   one global mass and a special case for the first constraint;
+//! - the fluid's error check happens before a correction, so the reported error is that of the
+//!   final positions (the demo never resets its error sum and always does two iterations);
+//! - XSPH is applied to the velocities at the end of the step, as in \[MM13\]
+//!   ([`fluid::viscosity`] explains the equivalence with the demo's acceleration);
+//! - additions for robustness: the step gate, a CFL speed limit for fluid
+//!   ([`FluidSettings::cfl_number`](fluid::FluidSettings::cfl_number)), deterministic
+//!   separation of coincident particles, a speed limit for held particles
+//!   ([`SolverSettings::max_kinematic_speed`](dynamics::SolverSettings::max_kinematic_speed)),
+//!   optional long-range attachments for cloth (\[KCM12\]) and optional over-relaxation of the
+//!   density corrections (\[MMCK14\]).
+//!
+//! ## References
 //!
 //! - \[MHHR06\] Müller, Heidelberger, Hennix, Ratcliff: Position Based Dynamics, VRIPHYS 2006.
 //! - \[MMC16\] Macklin, Müller, Chentanez: XPBD: Position-Based Simulation of Compliant
 //!   Constrained Dynamics, MIG 2016.
 //! - \[MM13\] Macklin, Müller: Position Based Fluids, ACM TOG 32(4), 2013.
-//! - \[AIA+12\] Akinci et al.: Versatile Rigid-Fluid Coupling for Incompressible SPH, ACM TOG 31(4), 2012.
+//! - \[AIA+12\] Akinci et al.: Versatile Rigid-Fluid Coupling for Incompressible SPH, ACM TOG
+//!   31(4), 2012.
+//! - \[KCM12\] Kim, Chentanez, Müller: Long Range Attachments, SCA 2012.
+//! - \[MMCK14\] Macklin, Müller, Chentanez, Kim: Unified Particle Physics for Real-Time
+//!   Applications, SIGGRAPH 2014.
 
-pub mod cloth;
+#![warn(missing_docs)]
+
 pub mod constraints;
-pub mod degenerate;
+pub mod dynamics;
 pub mod error;
 pub mod fluid;
-pub mod integrator;
-pub mod kernel;
-pub mod neighbors;
-pub mod parallel;
+pub(crate) mod parallel;
 pub mod particle;
-pub mod phased;
-pub mod plugin;
-mod progress;
+pub mod plugins;
+pub mod scenes;
 pub mod schedule;
-pub mod settings;
-pub mod simd;
-pub mod solver;
-pub mod spatial_grid;
+pub(crate) mod simd;
 pub mod stats;
-pub mod sweep;
-pub mod sync;
-pub mod team;
 
 #[cfg(feature = "debug_render")]
 pub mod debug_render;
@@ -58,20 +161,25 @@ pub mod egui_panel;
 #[cfg(feature = "picking")]
 pub mod picking;
 
-pub use plugin::{PbdPlugin, PbdPlugins};
-pub use schedule::{PbdSchedule, PbdSystems};
+pub use parallel::{MAX_HELPER_LINGER, SolverThreads};
+pub use plugins::PbdPlugins;
+pub use schedule::{PbdSchedule, PbdStepSystems, PbdSystems};
 
 /// The types most apps need: `use bevy_pbd2d::prelude::*;`.
 pub mod prelude {
-    pub use crate::cloth::{ClothBuilder, FixedCorners};
-    pub use crate::constraints::distance::DistanceConstraint;
-    pub use crate::constraints::tether::LongRangeAttachment;
+    pub use crate::constraints::{ConstraintsPlugin, DistanceConstraint, LongRangeAttachment};
+    pub use crate::dynamics::{Gravity, IntegratorPlugin, SolverSettings, set_time_step};
     pub use crate::error::PbdError;
-    pub use crate::fluid::scene::DamBreakBuilder;
-    pub use crate::fluid::{BoundaryParticle, FluidParticle, FluidSettings, PseudoMass};
-    pub use crate::particle::{InverseMass, KinematicTarget, Particle, Position, Velocity};
-    pub use crate::plugin::{PbdPlugin, PbdPlugins};
-    pub use crate::schedule::{PbdSchedule, PbdSystems};
-    pub use crate::settings::{Gravity, SolverSettings, set_time_step};
+    pub use crate::fluid::{
+        BoundaryParticle, FluidParticle, FluidPlugin, FluidSettings, PseudoMass,
+    };
+    pub use crate::particle::{
+        InverseMass, KinematicTarget, Particle, ParticlePlugin, Position, Velocity,
+    };
+    pub use crate::scenes::{ClothBuilder, DamBreakBuilder, FixedCorners, ScenesPlugin};
+    pub use crate::schedule::{
+        PbdClock, PbdSchedule, PbdSchedulePlugin, PbdStepSystems, PbdSystems,
+    };
     pub use crate::stats::PbdStats;
+    pub use crate::{PbdPlugins, SolverThreads};
 }

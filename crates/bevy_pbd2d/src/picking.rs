@@ -30,8 +30,8 @@ use bevy::picking::pointer::{Location, PointerButton};
 use bevy::prelude::*;
 use bevy::window::PrimaryWindow;
 
+use crate::fluid::grid::SpatialHashGrid;
 use crate::particle::{InverseMass, KinematicTarget, Particle, Position, Velocity};
-use crate::spatial_grid::SpatialHashGrid;
 
 /// Adds the particle picking backend and the drag observers. Part of
 /// [`PbdPlugins`](crate::PbdPlugins) when the `picking` feature is on. Needs Bevy's picking

@@ -4,8 +4,6 @@ use bevy::diagnostic::{Diagnostic, DiagnosticPath, Diagnostics, RegisterDiagnost
 use bevy::platform::time::Instant;
 use bevy::prelude::*;
 
-use crate::solver::SolverState;
-
 /// Wall time of one step, in ms.
 pub const STEP_TIME: DiagnosticPath = DiagnosticPath::const_new("pbd2d/step_time_ms");
 /// Constraint-solver iterations (distance: configured sweeps; fluid: iterations needed) of the last step.
@@ -51,7 +49,8 @@ pub struct PhaseTimes {
     pub viscosity: f32,
 }
 
-/// Statistics of the last simulation step. Updated every fixed step; also pushed to Bevy
+/// Statistics of the last simulation step, each field written by the plugin that owns it
+/// (counts of a disabled plugin stay 0). Updated every step; also pushed to Bevy
 /// `Diagnostics` under the `pbd2d/…` paths ([`STEP_TIME`], [`ITERATIONS`], …).
 #[derive(Resource, Reflect, Debug, Default, Clone)]
 #[reflect(Resource)]
@@ -116,12 +115,7 @@ pub(crate) fn begin_step(mut stats: ResMut<PbdStats>) {
 }
 
 /// Last system of a step: step time, counts, simulated time and diagnostics.
-pub(crate) fn end_step(
-    time: Res<Time>,
-    state: Res<SolverState>,
-    mut stats: ResMut<PbdStats>,
-    mut diagnostics: Diagnostics,
-) {
+pub(crate) fn end_step(time: Res<Time>, mut stats: ResMut<PbdStats>, mut diagnostics: Diagnostics) {
     let stats = &mut *stats;
     stats.step_time_ms = stats
         .step_started
@@ -129,11 +123,6 @@ pub(crate) fn end_step(
         .map_or(0.0, |t| t.elapsed().as_secs_f32() * 1e3);
     stats.sim_time += time.delta_secs_f64();
     stats.steps += 1;
-    stats.particles = state.len();
-    stats.fluid_particles = state.fluid_count;
-    stats.boundary_particles = state.boundary_x.len();
-    stats.constraints = state.constraints.len();
-    stats.tethers = state.tethers.len();
     let iterations = stats.constraint_iterations.max(stats.fluid_iterations);
     diagnostics.add_measurement(&STEP_TIME, || stats.step_time_ms as f64);
     diagnostics.add_measurement(&ITERATIONS, || iterations as f64);

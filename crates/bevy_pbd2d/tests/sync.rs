@@ -5,8 +5,8 @@
 mod common;
 
 use bevy::prelude::*;
+use bevy_pbd2d::particle::SolverState;
 use bevy_pbd2d::prelude::*;
-use bevy_pbd2d::solver::SolverState;
 use common::*;
 
 const DT: f32 = 0.01;
@@ -159,7 +159,7 @@ fn edits_by_systems_inside_the_step_take_effect_at_the_next_one() {
     // InverseMass, written after the copy-in: the next step pins the particle.
     let (mut app, particles) = free_particles();
     app.init_resource::<Pending>()
-        .add_systems(PbdSchedule, pin_inside_step.after(PbdSystems::Predict));
+        .add_systems(PbdSchedule, pin_inside_step.after(PbdStepSystems::Predict));
     let p = particles[3];
     app.world_mut().resource_mut::<Pending>().0 = Some(p);
     run_steps(&mut app, 1);
@@ -170,8 +170,8 @@ fn edits_by_systems_inside_the_step_take_effect_at_the_next_one() {
     app.init_resource::<Pending>().add_systems(
         PbdSchedule,
         hold_inside_step
-            .after(PbdSystems::Predict)
-            .before(PbdSystems::FindNeighbors),
+            .after(PbdStepSystems::Predict)
+            .before(PbdStepSystems::FindNeighbors),
     );
     let p = particles[3];
     app.world_mut().resource_mut::<Pending>().0 = Some(p);
@@ -188,7 +188,7 @@ fn edits_by_systems_inside_the_step_take_effect_at_the_next_one() {
     let p = particles[3];
     let x = position(&app, p);
     app.world_mut().entity_mut(p).insert(KinematicTarget(x));
-    app.add_systems(PbdSchedule, animate.after(PbdSystems::Predict));
+    app.add_systems(PbdSchedule, animate.after(PbdStepSystems::Predict));
     run_steps(&mut app, 50);
     let target = app.world().get::<KinematicTarget>(p).unwrap().0;
     assert!((target.x - x.x - 0.05).abs() < 1e-4, "animated 50 × 1 mm");

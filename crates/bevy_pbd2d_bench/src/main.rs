@@ -1,7 +1,7 @@
 //! `bevy_pbd2d_bench`: a headless benchmark of the bevy_pbd2d plugin.
 //!
 //! Builds the reference demos' scenes (cloth, dam-break fluid) through the plugin's public API,
-//! steps a real `App` (`MinimalPlugins` + `PbdPlugin`, one fixed step per `App::update`) and
+//! steps a real `App` (`MinimalPlugins` + `PbdPlugins`, one fixed step per `App::update`) and
 //! prints one JSON line with the same keys as `../shared/tools/seed-bench.js` plus thread
 //! count, peak RSS, a hash of the final state and per-phase times. With `--compare-seed` it
 //! then runs `seed-bench.js` with the same parameters and prints its line and a speedup line;

@@ -167,7 +167,7 @@ mod tests {
     use super::*;
     use crate::args::{Args, ClothArgs, FluidArgs, Scene};
     use crate::scene::build_app;
-    use bevy_pbd2d::solver::SolverState;
+    use bevy_pbd2d::particle::SolverState;
 
     fn small(scene: Scene) -> (App, Measurement) {
         let args = Args {

@@ -5,9 +5,10 @@
 //! `state_hash`, `phases_ms`, `plugin_step_ms` and `cpu_ms_per_step`.
 
 use bevy::prelude::*;
+use bevy_pbd2d::constraints::ConstraintState;
 use bevy_pbd2d::fluid::density::DensityState;
+use bevy_pbd2d::particle::SolverState;
 use bevy_pbd2d::prelude::{FluidSettings, PbdStats};
-use bevy_pbd2d::solver::SolverState;
 
 use crate::args::{ClothArgs, FluidArgs};
 use crate::measure::{Measurement, PhaseAverages, peak_rss_mb};
@@ -155,8 +156,8 @@ fn js_max(a: f64, b: f64) -> f64 {
 }
 
 /// The largest |‖x_a − x_b‖ − d| / d over the distance constraints (final positions).
-pub fn max_relative_stretch(state: &SolverState) -> f64 {
-    state.constraints.iter().fold(0.0, |max, c| {
+pub fn max_relative_stretch(state: &SolverState, constraints: &ConstraintState) -> f64 {
+    constraints.rows.iter().fold(0.0, |max, c| {
         let (p, q) = (
             state.x[c.a as usize].as_dvec2(),
             state.x[c.b as usize].as_dvec2(),
@@ -195,12 +196,19 @@ pub fn cloth_line(world: &World, c: &ClothArgs, threads: usize, m: &Measurement)
         .int("width", c.width as u64)
         .int("height", c.height as u64)
         .int("particles", state.len() as u64)
-        .int("constraints", state.constraints.len() as u64)
+        .int(
+            "constraints",
+            world.resource::<ConstraintState>().rows.len() as u64,
+        )
         .int("iterations", c.iterations as u64)
         .number("dt", c.dt)
         .int("steps", m.steps as u64)
         .rounded("ms_per_step", m.ms_per_step, 4)
-        .rounded("max_relative_stretch", max_relative_stretch(state), 4)
+        .rounded(
+            "max_relative_stretch",
+            max_relative_stretch(state, world.resource::<ConstraintState>()),
+            4,
+        )
         .rounded("sim_time", stats.sim_time, 4);
     extras(o, threads, state, m).finish()
 }
@@ -325,36 +333,35 @@ mod tests {
 
     #[test]
     fn stretch_and_fluid_figures() {
-        use bevy_pbd2d::constraints::distance::DistanceRow;
+        use bevy_pbd2d::constraints::row::DistanceRow;
         use bevy_pbd2d::fluid::density::DensityRow;
         let state = SolverState {
             x: vec![Vec2::ZERO, Vec2::new(1.1, 0.0), Vec2::new(0.0, f32::NAN)],
             v: vec![Vec2::ZERO; 3],
             fluid_count: 2,
-            constraints: vec![DistanceRow {
-                a: 0,
-                b: 1,
-                rest_length: 1.0,
-                compliance: 0.0,
-            }],
             ..default()
         };
-        assert!((max_relative_stretch(&state) - 0.1).abs() < 1e-6);
-        let densities = DensityState {
-            rows: vec![
-                DensityRow {
-                    density: 1010.0,
-                    lambda: 0.0,
-                    ..default()
-                },
-                DensityRow {
-                    density: 990.0,
-                    lambda: 0.0,
-                    ..default()
-                },
-            ],
-            ..default()
-        };
+        let mut constraints = ConstraintState::default();
+        constraints.rows = vec![DistanceRow {
+            a: 0,
+            b: 1,
+            rest_length: 1.0,
+            compliance: 0.0,
+        }];
+        assert!((max_relative_stretch(&state, &constraints) - 0.1).abs() < 1e-6);
+        let mut densities = DensityState::default();
+        densities.rows = vec![
+            DensityRow {
+                density: 1010.0,
+                lambda: 0.0,
+                ..default()
+            },
+            DensityRow {
+                density: 990.0,
+                lambda: 0.0,
+                ..default()
+            },
+        ];
         let f = fluid_figures(&state, &densities, 1000.0);
         assert_eq!(f.non_finite, 0);
         assert_eq!(f.top_y, 0.0);

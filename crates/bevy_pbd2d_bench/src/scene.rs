@@ -1,7 +1,7 @@
 //! Building the headless [`App`] and the seeds' scenes through the plugin's public API.
 //!
 //! The app is what the demos run minus rendering: `MinimalPlugins` (with the compute task pool
-//! sized by `--threads`) and `PbdPlugin::default()` in `FixedUpdate`. `Time<Fixed>` is set to
+//! sized by `--threads`) and `PbdPlugins::default()` in `FixedUpdate`. `Time<Fixed>` is set to
 //! Δt with [`set_time_step`] and time advances by exactly that timestep per `App::update`
 //! ([`TimeUpdateStrategy::ManualDuration`]), so every update after the first runs one fixed step
 //! (the first update only starts the clock).
@@ -12,11 +12,11 @@ use bevy::app::{TaskPoolOptions, TaskPoolPlugin, TaskPoolThreadAssignmentPolicy}
 use bevy::ecs::schedule::SingleThreadedExecutor;
 use bevy::prelude::*;
 use bevy::time::TimeUpdateStrategy;
-use bevy_pbd2d::cloth::ClothBuilder;
 use bevy_pbd2d::error::PbdError;
 use bevy_pbd2d::prelude::{
-    DamBreakBuilder, FixedCorners, FluidSettings, PbdPlugin, SolverSettings, set_time_step,
+    DamBreakBuilder, FixedCorners, FluidSettings, PbdPlugins, SolverSettings, set_time_step,
 };
+use bevy_pbd2d::scenes::cloth::ClothBuilder;
 
 use crate::args::{Args, ClothArgs, FluidArgs, Scene};
 
@@ -50,7 +50,7 @@ pub fn build_app(args: &Args) -> Result<App, PbdError> {
         MinimalPlugins.set(TaskPoolPlugin {
             task_pool_options: task_pool_options(args.threads),
         }),
-        PbdPlugin::default(),
+        PbdPlugins::default(),
     ));
 
     let world = app.world_mut();

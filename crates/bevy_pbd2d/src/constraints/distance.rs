@@ -16,17 +16,18 @@
 //! pinned) is skipped. Coincident particles (‖x₁ − x₂‖ ≈ 0) have no gradient; they are pushed
 //! apart along a fixed, deterministic direction instead of producing NaN.
 //!
-//! The constraints are kept in graph-colour order ([`colour_order`]) and projected several at a
-//! time by [`DistanceBatches`](super::distance_batch::DistanceBatches).
+//! The constraints are kept in graph-colour order (`colour_order`) and projected several at a
+//! time by `DistanceBatches`.
 
+use bevy::ecs::entity::MapEntities;
+use bevy::ecs::reflect::ReflectMapEntities;
 use bevy::prelude::*;
 
-use crate::constraints::distance_batch::{MIN_CONTIGUOUS, contiguous_layout};
-use crate::constraints::lane_positions::{CONSECUTIVE_ORDER, LANES, PAIRED_ORDER};
+use crate::constraints::state::ConstraintState;
 use crate::constraints::tether::project_tethers;
+use crate::dynamics::settings::SolverSettings;
 use crate::error::{PbdError, non_negative};
-use crate::settings::SolverSettings;
-use crate::solver::SolverState;
+use crate::particle::state::SolverState;
 use crate::stats::{PbdStats, Phase};
 
 /// A distance constraint between two particle entities, on an entity of its own.
@@ -34,15 +35,34 @@ use crate::stats::{PbdStats, Phase};
 /// Despawning it removes the constraint (tears cloth); despawning one of its particles despawns
 /// it at the next step. Its fields may be edited in place (`Query<&mut DistanceConstraint>`,
 /// an inspector): the solver takes the edit from the next step on.
-#[derive(Component, Reflect, Debug, Clone, Copy, PartialEq)]
-#[reflect(Component)]
+///
+/// Its entities are mapped when a world is loaded into another (`MapEntities`, e.g. Bevy's
+/// world serialization), so a saved cloth keeps its constraints.
+#[derive(Component, MapEntities, Reflect, Debug, Clone, Copy, PartialEq)]
+#[reflect(Component, MapEntities, Debug, PartialEq)]
+#[require(ConstraintIndex)]
 pub struct DistanceConstraint {
     /// The two particle entities.
+    #[entities]
     pub particles: [Entity; 2],
     /// Rest length d (m), ≥ 0.
     pub rest_length: f32,
     /// Compliance α (m/N), ≥ 0; 0 is rigid (PBD).
     pub compliance: f32,
+}
+
+/// A distance constraint's place in the order the constraints are coloured and projected in
+/// (their creation order; see `colour_order`); maintained
+/// by the plugin. Saved with the world, it keeps that order, and so the results, after a load
+/// (`u32::MAX`: not yet placed).
+#[derive(Component, Reflect, Debug, Clone, Copy, PartialEq, Eq)]
+#[reflect(Component, Default)]
+pub struct ConstraintIndex(pub u32);
+
+impl Default for ConstraintIndex {
+    fn default() -> Self {
+        Self(u32::MAX)
+    }
 }
 
 impl DistanceConstraint {
@@ -68,192 +88,30 @@ impl DistanceConstraint {
     }
 }
 
-/// A constraint as rows into the solver arrays.
-#[derive(Reflect, Debug, Clone, Copy, PartialEq)]
-pub struct DistanceRow {
-    /// Row of the first particle.
-    pub a: u32,
-    /// Row of the second particle.
-    pub b: u32,
-    /// Rest length d (m).
-    pub rest_length: f32,
-    /// Compliance α (m/N).
-    pub compliance: f32,
-}
-
-/// Below this length (m) two particles count as coincident.
-pub(crate) const COINCIDENT: f32 = 1e-9;
-
-/// The colour shared by the constraints of a particle in more than 63 constraints: its
-/// constraints may share particles.
-pub const OVERFLOW_COLOUR: u8 = 63;
-
-/// Classes of at least this many constraints get colours of their own ([`colour_order`]).
-pub const FRESH_COLOURS_FROM: usize = 64;
-
-/// Colours from which classes share colours again ([`colour_order`]).
-pub const FRESH_COLOURS_BELOW: u32 = 48;
-
-/// A Gauss-Seidel order of `rows` by greedy graph colouring. The constraints are coloured
-/// class by class, a class being the constraints with the same row offset b − a (a grid's
-/// horizontal, vertical or diagonal edges), classes in the order their first constraint was
-/// created and each class in order of a: each constraint gets the smallest colour (0 ..= 63) not
-/// yet used by a constraint sharing one of its particles and, in a class of at least
-/// [`FRESH_COLOURS_FROM`] constraints, above every colour used before the class (while those
-/// are fewer than [`FRESH_COLOURS_BELOW`]). In a class with |b − a| > 1, runs of consecutive a
-/// prefer the class's first and second colour in turn when that colour is free: a row of a
-/// grid's diagonals then takes one colour whole and the next row the other (the smallest free
-/// colour alone would put each row's first diagonal into the colour of the row above); a grid's
-/// vertical edges form one run and fall back to the smallest free colour, which alternates by
-/// row. The order lists colour 0's constraints first, then colour 1's and so on, so the
-/// constraints created first are projected first (a grid's edges of one direction take two
-/// colours of long runs of consecutive rows, which the projection moves together). Within a
-/// colour no two constraints share a particle (when no colour is left, a constraint gets colour
-/// 63, whose constraints may share particles: still correct, only projected one at a time), so
-/// their order does not change the positions (except the fixed direction coincident particles
-/// are pushed apart in, which depends on the position in the order): they are sorted by b − a,
-/// then a, and each run's constraints beyond a whole number of projection groups move behind
-/// the colour's whole groups (`whole_groups_first`). The overflow colour keeps the colouring
-/// order. `particles` is the number of particle rows. Returns the order and the colour of each
-/// constraint in that order.
-pub fn colour_order(rows: &[DistanceRow], particles: usize) -> (Vec<usize>, Vec<u8>) {
-    let offset = |k: usize| i64::from(rows[k].b) - i64::from(rows[k].a);
-    let mut first_of_offset = bevy::platform::collections::HashMap::new();
-    for k in 0..rows.len() {
-        first_of_offset.entry(offset(k)).or_insert(k);
-    }
-    let mut colouring: Vec<usize> = (0..rows.len()).collect();
-    colouring.sort_by_key(|&k| (first_of_offset[&offset(k)], rows[k].a));
-    let mut used = vec![0u64; particles];
-    let mut colour = vec![0u8; rows.len()];
-    // A large class starts at a colour no earlier class used, so that its colours hold it alone
-    // (a grid's border edges do not fall into another direction's colours).
-    let mut fresh = 0u32;
-    for class in colouring.chunk_by(|&j, &k| offset(j) == offset(k)) {
-        let first = if class.len() >= FRESH_COLOURS_FROM && fresh < FRESH_COLOURS_BELOW {
-            fresh
-        } else {
-            0
-        };
-        let allowed = !((1u64 << first) - 1);
-        // Runs of consecutive a (a grid row's diagonals) prefer alternate colours, so that a
-        // colour holds whole rows instead of the staircase smallest-free-colour leaves.
-        let alternate = offset(class[0]).abs() > 1;
-        let mut run = 0u32;
-        for (n, &k) in class.iter().enumerate() {
-            let (a, b) = (rows[k].a as usize, rows[k].b as usize);
-            if n > 0 && rows[class[n - 1]].a + 1 != rows[k].a {
-                run += 1;
-            }
-            let free = !(used[a] | used[b]) & allowed;
-            let preferred = first + run % 2;
-            let c = if alternate && free & (1 << preferred) != 0 {
-                preferred
-            } else {
-                free.trailing_zeros()
-            }
-            .min(OVERFLOW_COLOUR as u32) as u8;
-            used[a] |= 1 << c;
-            used[b] |= 1 << c;
-            colour[k] = c;
-            fresh = fresh.max(u32::from(c) + 1);
-        }
-    }
-    let mut order = colouring;
-    order.sort_by_key(|&k| match colour[k] {
-        OVERFLOW_COLOUR => (OVERFLOW_COLOUR, 0, 0),
-        c => (c, offset(k), rows[k].a),
-    });
-    for same in order.chunk_by_mut(|&j, &k| colour[j] == colour[k]) {
-        if colour[same[0]] != OVERFLOW_COLOUR {
-            whole_groups_first(same, rows, particles);
-        }
-    }
-    let colours = order.iter().map(|&k| colour[k]).collect();
-    (order, colours)
-}
-
-/// Reorders one colour's constraints (sorted by b − a, then a) so that the projection's groups
-/// of [`LANES`] are contiguous wherever the rows allow: the colour is cut into maximal runs whose
-/// first particle rows step by 1 (a grid direction's edges) or, for b = a + 1, by 2 (every other
-/// edge of a grid row), with the same b − a; each run's first multiple of [`LANES`] constraints
-/// goes ahead of every run's remainder, each group of [`LANES`] in the lane order of its layout
-/// ([`CONSECUTIVE_ORDER`], [`PAIRED_ORDER`]). Then come the remainders that fill the first lanes
-/// of a contiguous group with holes (at least [`MIN_CONTIGUOUS`] rows, whose offsets are the
-/// first ones of the lane order, and whose holes' rows are distinct particle rows below
-/// `particles`), in lane order, and the other remainders follow in run order. (A run cut by the
-/// groups would otherwise be gathered row by row in two groups.)
-fn whole_groups_first(colour: &mut [usize], rows: &[DistanceRow], particles: usize) {
-    let (a, offset) = (
-        |k: usize| i64::from(rows[k].a),
-        |k: usize| i64::from(rows[k].b) - i64::from(rows[k].a),
-    );
-    let continues = |j: usize, k: usize, step: i64| offset(j) == offset(k) && a(k) - a(j) == step;
-    let (mut whole, mut tails, mut rest) = (Vec::with_capacity(colour.len()), vec![], vec![]);
-    let mut start = 0;
-    while start < colour.len() {
-        let first = colour[start];
-        let step = match colour.get(start + 1) {
-            Some(&next) if continues(first, next, 2) && offset(first) == 1 => 2,
-            _ => 1,
-        };
-        let mut end = start + 1;
-        while end < colour.len() && continues(colour[end - 1], colour[end], step) {
-            end += 1;
-        }
-        let cut = start + (end - start) / LANES * LANES;
-        // Each whole group's rows in the projection's lane order.
-        let order = if step == 2 {
-            PAIRED_ORDER
-        } else {
-            CONSECUTIVE_ORDER
-        };
-        for group in colour[start..cut].chunks_exact(LANES) {
-            whole.extend(order.map(|o| group[o as usize]));
-        }
-        let remainder = &colour[cut..end];
-        let lanes = &order[..remainder.len()];
-        let tail = (remainder.len() >= MIN_CONTIGUOUS)
-            .then(|| lanes.iter().map(|&o| remainder.get(o as usize).copied()))
-            .and_then(|tail| tail.collect::<Option<Vec<usize>>>())
-            .filter(|tail| {
-                let (a, b): (Vec<u32>, Vec<u32>) =
-                    tail.iter().map(|&k| (rows[k].a, rows[k].b)).unzip();
-                contiguous_layout(&a, &b, particles).is_some()
-            });
-        match tail {
-            Some(tail) => tails.extend(tail),
-            None => rest.extend_from_slice(remainder),
-        }
-        start = end;
-    }
-    whole.append(&mut tails);
-    whole.append(&mut rest);
-    colour.copy_from_slice(&whole);
-}
-
-/// [`PbdSystems::SolveConstraints`](crate::PbdSystems::SolveConstraints): `iterations`
+/// [`PbdStepSystems::SolveConstraints`](crate::PbdStepSystems::SolveConstraints): `iterations`
 /// Gauss-Seidel sweeps over all distance constraints, each followed by a pass over the
 /// long-range attachments ([`tether`](super::tether)).
 pub fn solve_distance_constraints(
     time: Res<Time>,
     settings: Res<SolverSettings>,
     mut state: ResMut<SolverState>,
+    mut constraints: ResMut<ConstraintState>,
     mut stats: ResMut<PbdStats>,
 ) {
     let started = stats.begin_phase();
     let dt = time.delta_secs();
     let inv_dt2 = 1.0 / (dt * dt);
     let state = &mut *state;
-    state.constraint_lambda.iter_mut().for_each(|l| *l = 0.0);
-    let iterations = if state.constraints.is_empty() && state.tethers.is_empty() {
+    let constraints = &mut *constraints;
+    constraints.lambda.iter_mut().for_each(|l| *l = 0.0);
+    let iterations = if constraints.rows.is_empty() && constraints.tethers.is_empty() {
         0
     } else {
         settings.iterations
     };
     // Held particles are moved from x(t) to x* in `iterations` equal parts, one per sweep, so
     // that a fast drag pulls its neighbours along instead of dragging them through each other.
-    state.distance_batches.set_coefficients(&state.w, inv_dt2);
+    constraints.batches.set_coefficients(&state.w, inv_dt2);
     let held: Vec<(usize, Vec2, Vec2)> = state
         .kinematic_targets
         .iter()
@@ -271,41 +129,23 @@ pub fn solve_distance_constraints(
                 from.lerp(to, t)
             };
         }
-        state
-            .distance_batches
-            .project_sweep(&mut state.x, &mut state.constraint_lambda);
-        project_tethers(&mut state.x, &state.w, &state.tethers);
+        constraints
+            .batches
+            .project_sweep(&mut state.x, &mut constraints.lambda);
+        project_tethers(&mut state.x, &state.w, &constraints.tethers);
     }
+    stats.constraints = constraints.rows.len();
+    stats.tethers = constraints.tethers.len();
     stats.constraint_iterations = iterations;
-    stats.max_relative_stretch = state.distance_batches.max_relative_stretch(&state.x);
+    stats.max_relative_stretch = constraints.batches.max_relative_stretch(&state.x);
     stats.end_phase(Phase::Solve, started);
-}
-
-/// The rigid constraint rows of a `width` × `height` [`ClothBuilder`](crate::cloth::ClothBuilder)
-/// grid, particle rows numbered row by row.
-#[cfg(test)]
-pub(crate) fn cloth_rows(width: u32, height: u32) -> Vec<DistanceRow> {
-    let builder = crate::cloth::ClothBuilder {
-        width,
-        height,
-        ..Default::default()
-    };
-    builder
-        .constraint_pairs()
-        .into_iter()
-        .map(|(a, b, rest_length)| DistanceRow {
-            a,
-            b,
-            rest_length,
-            compliance: 0.0,
-        })
-        .collect()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::constraints::distance_batch::DistanceBatches;
+    use crate::constraints::batches::DistanceBatches;
+    use crate::constraints::row::DistanceRow;
 
     /// One serial Gauss-Seidel sweep over `rows` with inverse masses `w` and 1/Δt² `inv_dt2`.
     fn project_sweep(
@@ -337,110 +177,6 @@ mod tests {
         project_sweep(&mut x, &[1.0, 3.0], &[row(1.0)], &mut [0.0], 1e4);
         assert!((x[0] - Vec2::new(0.25, 0.0)).length() < 1e-6, "{:?}", x);
         assert!((x[1] - Vec2::new(1.25, 0.0)).length() < 1e-6, "{:?}", x);
-    }
-
-    #[test]
-    fn colour_order_separates_constraints_that_share_particles() {
-        let width = 7;
-        let rows = cloth_rows(width, 5);
-        let (order, colours) = colour_order(&rows, 35);
-        assert!(
-            colours.is_sorted(),
-            "each colour's constraints are consecutive"
-        );
-        assert_eq!(colours.len(), rows.len());
-        let mut sorted = order.clone();
-        sorted.sort_unstable();
-        assert_eq!(sorted, (0..rows.len()).collect::<Vec<_>>(), "a permutation");
-        // Recolour along the order: each colour run must touch every particle at most once.
-        let mut seen = std::collections::HashSet::new();
-        let mut runs = 1;
-        for &k in &order {
-            let r = rows[k];
-            if seen.contains(&r.a) || seen.contains(&r.b) {
-                seen.clear();
-                runs += 1;
-            }
-            seen.insert(r.a);
-            seen.insert(r.b);
-        }
-        assert!(runs <= 12, "{runs} runs of independent constraints");
-        // Directions in the order they were created (horizontal, vertical, then the cells'
-        // first and second diagonals) are projected in that order, on the whole: a border
-        // particle's free lower colours are taken by later directions too.
-        let mean_colour = |offset: u32| {
-            let c: Vec<f32> = (0..order.len())
-                .filter(|&i| rows[order[i]].b - rows[order[i]].a == offset)
-                .map(|i| f32::from(colours[i]))
-                .collect();
-            c.iter().sum::<f32>() / c.len() as f32
-        };
-        let means = [1, width, width + 1, width - 1].map(mean_colour);
-        assert!(means.is_sorted_by(|a, b| a < b), "mean colours {means:?}");
-    }
-
-    #[test]
-    fn large_direction_classes_get_colours_of_their_own() {
-        let rows = cloth_rows(20, 10);
-        let (order, colours) = colour_order(&rows, 200);
-        let mut offsets_of_colour = std::collections::BTreeMap::<u8, Vec<u32>>::new();
-        for (&k, &c) in order.iter().zip(&colours) {
-            let offsets = offsets_of_colour.entry(c).or_default();
-            let offset = rows[k].b - rows[k].a;
-            if !offsets.contains(&offset) {
-                offsets.push(offset);
-            }
-        }
-        assert!(offsets_of_colour.len() <= 10, "{offsets_of_colour:?}");
-        assert!(
-            offsets_of_colour.values().all(|o| o.len() == 1),
-            "one direction per colour: {offsets_of_colour:?}"
-        );
-    }
-
-    #[test]
-    fn no_colour_below_the_overflow_shares_a_particle() {
-        let rows = cloth_rows(40, 30);
-        let (order, colours) = colour_order(&rows, 1200);
-        let mut users = std::collections::HashMap::<(u8, u32), usize>::new();
-        for (&k, &c) in order.iter().zip(&colours) {
-            assert_ne!(c, OVERFLOW_COLOUR, "a grid needs few colours");
-            for particle in [rows[k].a, rows[k].b] {
-                if let Some(other) = users.insert((c, particle), k) {
-                    panic!("colour {c}: constraints {other} and {k} share particle {particle}");
-                }
-            }
-        }
-    }
-
-    #[test]
-    fn a_grid_rows_diagonals_share_a_colour_with_rows_of_its_parity() {
-        // The smallest free colour alone leaves staircases here: a row's first diagonal joins
-        // the colour of the row above, shifting the rows below it by one.
-        let (width, height) = (40, 30);
-        let rows = cloth_rows(width, height);
-        let (order, colours) = colour_order(&rows, (width * height) as usize);
-        for offset in [width + 1, width - 1] {
-            let mut parity_of_colour = std::collections::BTreeMap::<u8, Vec<u32>>::new();
-            for (&k, &c) in order.iter().zip(&colours) {
-                if rows[k].b - rows[k].a == offset {
-                    let parity = (rows[k].a / width) % 2;
-                    let parities = parity_of_colour.entry(c).or_default();
-                    if !parities.contains(&parity) {
-                        parities.push(parity);
-                    }
-                }
-            }
-            assert_eq!(
-                parity_of_colour.len(),
-                2,
-                "offset {offset}: {parity_of_colour:?}"
-            );
-            assert!(
-                parity_of_colour.values().all(|p| p.len() == 1),
-                "offset {offset}: {parity_of_colour:?}"
-            );
-        }
     }
 
     #[test]

@@ -1,6 +1,55 @@
-//! Constraints between particles.
+//! Constraints between particles: distance constraints (\[MHHR06\], XPBD compliance \[MMC16\])
+//! and long-range attachments (\[KCM12\]).
 
+pub(crate) mod batches;
+pub(crate) mod colouring;
 pub mod distance;
-pub mod distance_batch;
-pub mod lane_positions;
+pub(crate) mod lane_positions;
+pub mod row;
+pub mod state;
+pub(crate) mod sync;
 pub mod tether;
+
+pub use distance::{ConstraintIndex, DistanceConstraint};
+pub use state::ConstraintState;
+pub use tether::{LongRangeAttachment, TetherIndex};
+
+use bevy::prelude::*;
+
+use crate::dynamics::SolverSettings;
+use crate::particle::sync::{copy_particles_in, rebuild_particle_rows};
+use crate::schedule::{PbdPrepared, PbdSchedule, PbdStepSystems, StepChecks};
+
+/// Distance constraints and long-range attachments: registers their components, keeps
+/// [`ConstraintState`] in step with them, and projects them
+/// ([`PbdStepSystems::SolveConstraints`], [`SolverSettings::iterations`] Gauss-Seidel sweeps).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ConstraintsPlugin;
+
+impl Plugin for ConstraintsPlugin {
+    fn build(&self, app: &mut App) {
+        app.register_type::<DistanceConstraint>()
+            .register_type::<ConstraintIndex>()
+            .register_type::<LongRangeAttachment>()
+            .register_type::<TetherIndex>()
+            .register_type::<ConstraintState>()
+            .register_type::<SolverSettings>()
+            .init_resource::<ConstraintState>();
+        StepChecks::add::<SolverSettings>(app);
+        app.add_observer(sync::mark_constraints_dirty::<Add, DistanceConstraint>)
+            .add_observer(sync::mark_constraints_dirty::<Remove, DistanceConstraint>)
+            .add_observer(sync::mark_constraints_dirty::<Add, LongRangeAttachment>)
+            .add_observer(sync::mark_constraints_dirty::<Remove, LongRangeAttachment>);
+        app.add_systems(
+            PbdSchedule,
+            (
+                (sync::detect_constraint_edits, sync::rebuild_constraint_rows)
+                    .chain()
+                    .in_set(PbdPrepared)
+                    .after(rebuild_particle_rows)
+                    .before(copy_particles_in),
+                distance::solve_distance_constraints.in_set(PbdStepSystems::SolveConstraints),
+            ),
+        );
+    }
+}

@@ -12,6 +12,8 @@
 //! Δxₚ = −wₚ/(wₚ + wₐ) C n,   Δxₐ = +wₐ/(wₚ + wₐ) C n,   n = (xₚ − xₐ)/‖xₚ − xₐ‖
 //! ```
 
+use bevy::ecs::entity::MapEntities;
+use bevy::ecs::reflect::ReflectMapEntities;
 use bevy::prelude::*;
 
 use crate::error::{PbdError, non_negative};
@@ -19,15 +21,33 @@ use crate::error::{PbdError, non_negative};
 /// Keeps `particle` within `max_distance` (m) of `anchor`; never pushes it closer. Spawned on
 /// an entity of its own (like [`DistanceConstraint`](super::distance::DistanceConstraint)) and
 /// despawned with either particle. Editable in place, like it.
-#[derive(Component, Reflect, Debug, Clone, Copy, PartialEq)]
-#[reflect(Component)]
+///
+/// Its entities are mapped when a world is loaded into another (`MapEntities`).
+#[derive(Component, MapEntities, Reflect, Debug, Clone, Copy, PartialEq)]
+#[reflect(Component, MapEntities, Debug, PartialEq)]
+#[require(TetherIndex)]
 pub struct LongRangeAttachment {
     /// The tethered particle.
+    #[entities]
     pub particle: Entity,
     /// The anchor particle (typically pinned).
+    #[entities]
     pub anchor: Entity,
     /// Largest allowed distance L (m), ≥ 0.
     pub max_distance: f32,
+}
+
+/// A long-range attachment's place in the order the attachments are projected in (their
+/// creation order); maintained by the plugin. Saved with the world, it keeps that order after a
+/// load (`u32::MAX`: not yet placed).
+#[derive(Component, Reflect, Debug, Clone, Copy, PartialEq, Eq)]
+#[reflect(Component, Default)]
+pub struct TetherIndex(pub u32);
+
+impl Default for TetherIndex {
+    fn default() -> Self {
+        Self(u32::MAX)
+    }
 }
 
 impl LongRangeAttachment {

@@ -4,12 +4,13 @@
 
 use bevy::prelude::*;
 
-use crate::fluid::{BoundaryParticle, FluidSettings, PseudoMass};
-use crate::kernel::CubicSpline;
-use crate::neighbors::NeighborState;
+use crate::fluid::grid::SpatialHashGrid;
+use crate::fluid::kernel::CubicSpline;
+use crate::fluid::neighbors::NeighborState;
+use crate::fluid::{BoundaryIndex, BoundaryParticle, FluidSettings, PseudoMass};
 use crate::particle::Position;
-use crate::solver::SolverState;
-use crate::spatial_grid::SpatialHashGrid;
+use crate::particle::order::stable_rows;
+use crate::particle::state::SolverState;
 use crate::stats::{PbdStats, Phase};
 
 /// Observer: boundary samples were added or removed.
@@ -39,7 +40,7 @@ pub fn pseudo_masses(
         .collect()
 }
 
-/// [`PbdSystems::Prepare`](crate::PbdSystems::Prepare): rebuilds the boundary arrays, grid and
+/// [`PbdStepSystems::Prepare`](crate::PbdStepSystems::Prepare): rebuilds the boundary arrays, grid and
 /// Ψ when needed, and writes Ψ to [`PseudoMass`].
 pub fn update_boundary(
     settings: Res<FluidSettings>,
@@ -47,7 +48,10 @@ pub fn update_boundary(
     mut neighbors: ResMut<NeighborState>,
     mut stats: ResMut<PbdStats>,
     moved: Query<(), (With<BoundaryParticle>, Changed<Position>)>,
-    mut samples: Query<(Entity, &Position, &mut PseudoMass), With<BoundaryParticle>>,
+    mut samples: Query<
+        (Entity, &Position, &mut PseudoMass, &mut BoundaryIndex),
+        With<BoundaryParticle>,
+    >,
 ) {
     if !(state.boundary_dirty || settings.is_changed() || !moved.is_empty()) {
         return;
@@ -55,11 +59,20 @@ pub fn update_boundary(
     let started = stats.begin_phase();
     let state = &mut *state;
     state.boundary_dirty = false;
+    // In their previous order, new ones last (see `particle::order`): the fluid's sums visit
+    // boundary samples in this order.
+    let mut order: Vec<((), u32, Entity)> = (samples.iter())
+        .map(|(entity, _, _, index)| ((), index.0, entity))
+        .collect();
+    stable_rows(&mut order);
     state.boundary_entities.clear();
     state.boundary_x.clear();
-    for (entity, position, _) in &samples {
-        state.boundary_entities.push(entity);
-        state.boundary_x.push(position.0);
+    for &(_, _, entity) in &order {
+        if let Ok((_, position, _, mut index)) = samples.get_mut(entity) {
+            index.0 = state.boundary_entities.len() as u32;
+            state.boundary_entities.push(entity);
+            state.boundary_x.push(position.0);
+        }
     }
     let h = settings.support_radius;
     neighbors.boundary_grid.build(&state.boundary_x, h);
@@ -71,7 +84,7 @@ pub fn update_boundary(
         settings.rest_density,
     );
     for (k, &entity) in state.boundary_entities.iter().enumerate() {
-        if let Ok((_, _, mut psi)) = samples.get_mut(entity) {
+        if let Ok((_, _, mut psi, _)) = samples.get_mut(entity) {
             psi.0 = state.boundary_psi[k];
         }
     }

@@ -10,7 +10,7 @@
 use bevy::prelude::*;
 
 use crate::fluid::FluidSettings;
-use crate::solver::SolverState;
+use crate::particle::state::SolverState;
 
 /// Clamps the speed of every fluid particle to C·h/Δt (m/s).
 pub fn limit_fluid_speed(

@@ -4,7 +4,7 @@
 //! solve ([`density`]), the velocity update (shared with all particles) and XSPH viscosity
 //! ([`viscosity`]). Boundary samples get their pseudo-mass Ψ in [`boundary`].
 //!
-//! Fluid particles are particles ([`Particle`]) with
+//! Fluid particles are particles ([`Particle`](crate::particle::Particle)) with
 //! [`FluidParticle`]; all fluid particles have the mass m = (2r)²ρ0 of [`FluidSettings`]. A
 //! fluid particle with w = 0 (pinned or held) contributes to its neighbours' densities but is
 //! not corrected. Fluid does not interact with cloth particles.
@@ -12,26 +12,30 @@
 pub mod boundary;
 pub mod cfl;
 pub mod density;
-mod jacobi;
-pub mod scene;
+pub(crate) mod grid;
+pub(crate) mod kernel;
+pub(crate) mod neighbor_lists;
+pub(crate) mod neighbors;
 pub mod settings;
 pub(crate) mod slots;
 pub mod viscosity;
 
 use bevy::prelude::*;
 
+pub use crate::particle::FluidParticle;
+pub use neighbors::NeighborState;
 pub use settings::FluidSettings;
 
-use crate::neighbors::{NeighborState, find_neighbors};
-use crate::particle::Particle;
-use crate::solver::SolverState;
+use crate::constraints::distance::solve_distance_constraints;
+use crate::dynamics::integrator::predict;
+use crate::fluid::density::DensityState;
+use crate::fluid::neighbors::find_neighbors;
+use crate::fluid::viscosity::XsphState;
+use crate::parallel::{SolverThreads, apply_helper_linger};
+use crate::particle::state::SolverState;
+use crate::particle::sync::copy_particles_in;
+use crate::schedule::{PbdPrepared, PbdSchedule, PbdStepSystems, StepChecks};
 use crate::stats::{PbdStats, Phase};
-
-/// Marks a particle as fluid. Requires [`Particle`].
-#[derive(Component, Reflect, Debug, Default, Clone, Copy)]
-#[reflect(Component, Default)]
-#[require(Particle)]
-pub struct FluidParticle;
 
 /// A static boundary sample (\[AIA+12\]): fluid particles near it feel it through its
 /// pseudo-mass Ψ. Requires a [`Position`](crate::particle::Position) (m) and a [`PseudoMass`]
@@ -39,8 +43,21 @@ pub struct FluidParticle;
 /// [`FluidSettings`] change). It is not a simulated particle.
 #[derive(Component, Reflect, Debug, Default, Clone, Copy)]
 #[reflect(Component, Default)]
-#[require(crate::particle::Position, PseudoMass)]
+#[require(crate::particle::Position, PseudoMass, BoundaryIndex)]
 pub struct BoundaryParticle;
+
+/// A boundary sample's row in the solver's boundary arrays; maintained by the plugin. Saved
+/// with the world, it keeps the rows, and so the fluid's sums, in the same order after a load
+/// (`u32::MAX`: not yet a row).
+#[derive(Component, Reflect, Debug, Clone, Copy, PartialEq, Eq)]
+#[reflect(Component, Default)]
+pub struct BoundaryIndex(pub u32);
+
+impl Default for BoundaryIndex {
+    fn default() -> Self {
+        Self(u32::MAX)
+    }
+}
 
 /// Akinci pseudo-mass Ψ of a boundary sample (kg): Ψ_k = ρ0 / Σ_l W_kl over the boundary
 /// samples l within h, including k itself (\[AIA+12\] eq. 4). Written by the plugin.
@@ -48,15 +65,17 @@ pub struct BoundaryParticle;
 #[reflect(Component, Default)]
 pub struct PseudoMass(pub f32);
 
-/// [`PbdSystems::FindNeighbors`](crate::PbdSystems::FindNeighbors): grid over the predicted
+/// [`PbdStepSystems::FindNeighbors`]: grid over the predicted
 /// fluid positions and neighbour lists (fluid and boundary) of every fluid particle.
 pub fn find_fluid_neighbors(
     settings: Res<FluidSettings>,
     state: Res<SolverState>,
     mut neighbors: ResMut<NeighborState>,
+    threads: Res<SolverThreads>,
     mut stats: ResMut<PbdStats>,
 ) {
     let started = stats.begin_phase();
+    stats.boundary_particles = state.boundary_x.len();
     let neighbors = &mut *neighbors;
     let fluid = &state.x[..state.fluid_count];
     let h = settings.support_radius;
@@ -67,6 +86,57 @@ pub fn find_fluid_neighbors(
         fluid,
         &neighbors.boundary_grid,
         h,
+        threads.cap(),
     );
     stats.end_phase(Phase::Neighbors, started);
+}
+
+/// Position Based Fluids: registers the fluid and boundary components and [`FluidSettings`],
+/// and adds the fluid's systems to the step: boundary Ψ
+/// ([`Prepare`](PbdStepSystems::Prepare)), the CFL speed limit around the prediction
+/// ([`Predict`](PbdStepSystems::Predict), [`ApplyViscosity`](PbdStepSystems::ApplyViscosity)),
+/// the neighbour search ([`FindNeighbors`](PbdStepSystems::FindNeighbors)), the density solve
+/// after the distance constraints ([`SolveConstraints`](PbdStepSystems::SolveConstraints)) and
+/// XSPH ([`ApplyViscosity`](PbdStepSystems::ApplyViscosity)). A game without fluid can disable
+/// it (`PbdPlugins::default().build().disable::<FluidPlugin>()`): then no fluid system runs,
+/// and [`FluidParticle`]s move as plain particles.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct FluidPlugin;
+
+impl Plugin for FluidPlugin {
+    fn build(&self, app: &mut App) {
+        app.register_type::<BoundaryParticle>()
+            .register_type::<BoundaryIndex>()
+            .register_type::<PseudoMass>()
+            .register_type::<FluidSettings>()
+            .register_type::<DensityState>()
+            .register_type::<XsphState>()
+            .register_type::<SolverThreads>()
+            .init_resource::<NeighborState>()
+            .init_resource::<DensityState>()
+            .init_resource::<XsphState>();
+        StepChecks::add::<FluidSettings>(app);
+        StepChecks::add::<SolverThreads>(app);
+        app.add_observer(boundary::mark_boundary_dirty::<Add, BoundaryParticle>)
+            .add_observer(boundary::mark_boundary_dirty::<Remove, BoundaryParticle>);
+        app.add_systems(
+            PbdSchedule,
+            (
+                (apply_helper_linger, boundary::update_boundary)
+                    .chain()
+                    .in_set(PbdPrepared)
+                    .after(copy_particles_in),
+                cfl::limit_fluid_speed
+                    .in_set(PbdStepSystems::Predict)
+                    .before(predict),
+                find_fluid_neighbors.in_set(PbdStepSystems::FindNeighbors),
+                density::solve_density_constraints
+                    .in_set(PbdStepSystems::SolveConstraints)
+                    .after(solve_distance_constraints),
+                (viscosity::apply_xsph_viscosity, cfl::limit_fluid_speed)
+                    .chain()
+                    .in_set(PbdStepSystems::ApplyViscosity),
+            ),
+        );
+    }
 }

@@ -2,14 +2,15 @@
 
 use bevy::prelude::*;
 
+use crate::dynamics::settings::MAX_ITERATIONS;
 use crate::error::{PbdError, at_most, in_range, non_negative, positive};
-use crate::settings::MAX_ITERATIONS;
+use crate::schedule::ValidatedSettings;
 
 /// Parameters of the Position Based Fluids solver (SI units; in 2D, densities are kg/m²).
 ///
 /// Defaults are the PBF demo's: r = 0.025 m, h = 4r = 0.1 m, ρ0 = 1000 kg/m², ε = 10⁻⁶,
 /// max density error 0.1 %, at most 100 iterations, XSPH coefficient 0.05. The step size is
-/// `Time<Fixed>` (the demo uses 0.005 s; see [`set_time_step`](crate::settings::set_time_step)).
+/// `Time<Fixed>` (the demo uses 0.005 s; see [`set_time_step`](crate::dynamics::settings::set_time_step)).
 #[derive(Resource, Reflect, Debug, Clone, Copy, PartialEq)]
 #[reflect(Resource, Default)]
 pub struct FluidSettings {
@@ -151,5 +152,11 @@ impl FluidSettings {
     /// The XSPH coefficient must be in 0 ..= 1.
     fn check_viscosity(viscosity: f32) -> Result<f32, PbdError> {
         at_most("viscosity", non_negative("viscosity", viscosity)?, 1.0)
+    }
+}
+
+impl ValidatedSettings for FluidSettings {
+    fn validate(&self) -> Result<(), PbdError> {
+        FluidSettings::validate(self)
     }
 }

@@ -1,6 +1,6 @@
 //! Slot-major neighbour lists of the density solve.
 //!
-//! The rows of a [`NeighborChunk`] are taken in groups of [`GROUP`], the lanes of one 8-lane
+//! The rows of a chunk's [`NeighborLists`] are taken in groups of [`GROUP`], the lanes of one 8-lane
 //! vector. A group's *slot* s holds the s-th neighbour of each of its rows, so the density and
 //! correction passes evaluate the 8 pairs of a slot in one vector: every sum over a row's
 //! neighbours is a sum within its lane (no sums across lanes), and the per-row tail (C, λ, Δx)
@@ -19,7 +19,7 @@ use core::ops::Range;
 use bevy::prelude::*;
 use wide::f32x8;
 
-use crate::neighbors::NeighborChunk;
+use crate::fluid::neighbor_lists::NeighborLists;
 
 /// Rows per group: the lanes of one 8-lane vector.
 pub(crate) const GROUP: usize = 8;
@@ -33,7 +33,7 @@ pub(crate) type NarrowSlot = [u16; GROUP];
 /// The widest spread (last − first) of a chunk's fluid rows that [`NarrowSlot`]s can hold.
 const NARROW_SPREAD: u32 = u16::MAX as u32;
 
-/// The slot-major copy of one [`NeighborChunk`]'s lists, and the per-pair scratch of the density
+/// The slot-major copy of one chunk's [`NeighborLists`], and the per-pair scratch of the density
 /// solve. Rebuilt from the row lists by the first density pass of every solve, so it always
 /// matches them.
 #[derive(Debug, Default, Clone)]
@@ -61,7 +61,7 @@ pub(crate) struct SlotLists {
     pub boundary: Vec<Slot>,
     /// Per fluid slot, the x (first) and y (second) components of ∇Wᵢⱼ (1/m³) in each lane:
     /// sized and written by the density pass, read by the correction pass of the same
-    /// iteration (0 in padding lanes). A sweep lends a buffer of its side's ring here.
+    /// iteration (0 in padding lanes). A pipeline lends a buffer of its side's ring here.
     pub gradient: Vec<[f32x8; 2]>,
 }
 
@@ -121,13 +121,13 @@ impl FluidReader {
 impl SlotLists {
     /// Rebuilds the slots from `chunk`'s row lists, whose first row is `first_row`, reusing
     /// the buffers.
-    pub fn build(&mut self, chunk: &NeighborChunk, first_row: usize) {
+    pub fn build(&mut self, chunk: &NeighborLists, first_row: usize) {
         self.build_with(chunk, first_row, NARROW_SPREAD);
     }
 
     /// [`SlotLists::build`], with offsets only if the chunk's rows and their fluid neighbours
     /// spread over at most `narrow_spread` rows.
-    pub fn build_with(&mut self, chunk: &NeighborChunk, first_row: usize, narrow_spread: u32) {
+    pub fn build_with(&mut self, chunk: &NeighborLists, first_row: usize, narrow_spread: u32) {
         let rows = chunk.fluid_count.len();
         let (own_first, own_last) = (first_row as u32, (first_row + rows.max(1) - 1) as u32);
         let (lo, hi) = chunk
@@ -258,86 +258,12 @@ impl SlotLists {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::neighbors::find_neighbors;
-    use crate::parallel::CHUNK;
-    use crate::spatial_grid::SpatialHashGrid;
-    use crate::spatial_grid::test_points::lcg;
-
-    #[test]
-    fn slots_hold_each_rows_lists_in_its_lane() {
-        let h = 0.1;
-        let mut seed = 11;
-        // 150 rows: two full chunks and a partial one with a partial last group.
-        let fluid: Vec<Vec2> = (0..150)
-            .map(|_| Vec2::new(lcg(&mut seed), lcg(&mut seed)) * 0.4)
-            .collect();
-        let boundary: Vec<Vec2> = (0..40).map(|k| Vec2::new(k as f32 * 0.01, 0.0)).collect();
-        let (mut fg, mut bg) = (SpatialHashGrid::default(), SpatialHashGrid::default());
-        fg.build(&fluid, h);
-        bg.build(&boundary, h);
-        let mut chunks = Vec::new();
-        find_neighbors(&mut chunks, &fg, &fluid, &bg, h);
-        let mut narrow_chunks = 0;
-        for (c, chunk) in chunks.iter().enumerate() {
-            let mut slots = SlotLists::default();
-            slots.build(chunk, c * CHUNK);
-            narrow_chunks += usize::from(!slots.wide());
-            // The same lists with rows instead of offsets (and back: reused buffers).
-            let mut wide = SlotLists::default();
-            wide.build_with(chunk, c * CHUNK, 10);
-            assert!(
-                wide.wide(),
-                "a spread of 10 rows is too narrow for 150 random points"
-            );
-            assert_eq!(wide.fluid_slots(), slots.fluid_slots());
-            let all_rows = |s: &SlotLists| {
-                // SAFETY: every `at` < fluid_slots().
-                let rows = (0..s.fluid_slots()).map(|at| unsafe { s.fluid_rows(at) });
-                rows.collect::<Vec<_>>()
-            };
-            assert_eq!(all_rows(&wide), all_rows(&slots), "chunk {c}");
-            wide.build(chunk, c * CHUNK);
-            assert!(!wide.wide() && wide.fluid_wide.is_empty());
-            assert_eq!(all_rows(&wide), all_rows(&slots), "chunk {c} rebuilt");
-            let rows = chunk.fluid_count.len();
-            assert_eq!(slots.groups(), rows.div_ceil(GROUP));
-            for g in 0..slots.groups() {
-                let [fluid_count, boundary_count] = slots.counts[g].map(|v| v.to_array());
-                // SAFETY: g < groups().
-                let (fluid_range, boundary_range) = unsafe { slots.ranges(g) };
-                let fluid_slots = &all_rows(&slots)[fluid_range];
-                let boundary_slots = &slots.boundary[boundary_range];
-                for l in 0..GROUP {
-                    let k = g * GROUP + l;
-                    let row = slots.rows[g][l] as usize;
-                    if k >= rows {
-                        assert_eq!(row, c * CHUNK + rows - 1, "spare lane");
-                        assert_eq!((fluid_count[l], boundary_count[l]), (0.0, 0.0));
-                        continue;
-                    }
-                    assert_eq!(row, c * CHUNK + k);
-                    let lane = |s: &[Slot]| s.iter().map(|s| s[l]).collect::<Vec<_>>();
-                    let (f, b) = (lane(fluid_slots), lane(boundary_slots));
-                    let (nf, nb) = (fluid_count[l] as usize, boundary_count[l] as usize);
-                    assert_eq!(f[..nf], *chunk.fluid_of(k), "row {row}");
-                    assert_eq!(b[..nb], *chunk.boundary_of(k), "row {row}");
-                    assert!(f[nf..].iter().all(|&j| j as usize == row), "fluid padding");
-                    assert!(b[nb..].iter().all(|&j| j == 0), "boundary padding");
-                }
-                // As many slots as the longest list.
-                let longest = |counts: [f32; GROUP]| counts.into_iter().fold(0.0, f32::max);
-                assert_eq!(fluid_slots.len(), longest(fluid_count) as usize);
-                assert_eq!(boundary_slots.len(), longest(boundary_count) as usize);
-            }
-        }
-        assert_eq!(narrow_chunks, chunks.len(), "150 rows fit offsets");
-    }
 
     /// A chunk of `lists.len()` rows from `first_row` with these fluid lists, padded as the
     /// neighbour search pads them.
-    fn chunk_of(first_row: usize, lists: &[Vec<u32>]) -> NeighborChunk {
-        use crate::kernel::LANES;
-        let mut c = NeighborChunk::default();
+    fn chunk_of(first_row: usize, lists: &[Vec<u32>]) -> NeighborLists {
+        use crate::fluid::kernel::LANES;
+        let mut c = NeighborLists::default();
         c.fluid_start.push(0);
         c.boundary_start.push(0);
         for (k, list) in lists.iter().enumerate() {
@@ -426,7 +352,7 @@ mod tests {
         // Rows but no neighbours; no rows at all (large first row).
         slots.build(&chunk_of(first, &vec![vec![]; rows]), first);
         assert_eq!((slots.fluid_slots(), slots.groups()), (0, 2));
-        slots.build(&NeighborChunk::default(), 4_000_000_000);
+        slots.build(&NeighborLists::default(), 4_000_000_000);
         assert_eq!((slots.fluid_slots(), slots.groups()), (0, 0));
     }
 }

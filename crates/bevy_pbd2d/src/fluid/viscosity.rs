@@ -20,28 +20,32 @@ use bevy::prelude::*;
 
 use crate::fluid::FluidSettings;
 use crate::fluid::density::DensityState;
-use crate::kernel::{CubicSpline, LANES, Lanes, lengths, sum_lanes};
-use crate::neighbors::{NeighborState, chunks_fit};
-use crate::parallel::{CHUNK, threads_for};
-use crate::phased::for_blocks_mut;
-use crate::solver::SolverState;
+use crate::fluid::kernel::{CubicSpline, LANES, Lanes, lengths, sum_lanes};
+use crate::fluid::neighbors::{NeighborState, chunks_fit};
+use crate::parallel::phases::for_blocks_mut;
+use crate::parallel::{CHUNK, SolverThreads, threads_for};
+use crate::particle::state::SolverState;
 use crate::stats::{PbdStats, Phase};
 
 /// Scratch copy of the velocities before smoothing.
+///
+/// Solver scratch, recomputed every step: reflected, but not as a resource
+/// (`ReflectResource`), so that saving a world (Bevy's world serialization) leaves it out and a
+/// loaded world rebuilds it.
 #[derive(Resource, Reflect, Debug, Default)]
-#[reflect(Resource)]
 pub struct XsphState {
     /// Smoothed velocities of the fluid rows (m/s).
     pub smoothed: Vec<Vec2>,
 }
 
-/// [`PbdSystems::ApplyViscosity`](crate::PbdSystems::ApplyViscosity): XSPH smoothing.
+/// [`PbdStepSystems::ApplyViscosity`](crate::PbdStepSystems::ApplyViscosity): XSPH smoothing.
 pub fn apply_xsph_viscosity(
     settings: Res<FluidSettings>,
     mut state: ResMut<SolverState>,
     neighbors: Res<NeighborState>,
     density: Res<DensityState>,
     mut scratch: ResMut<XsphState>,
+    threads: Res<SolverThreads>,
     mut stats: ResMut<PbdStats>,
 ) {
     let n = state.fluid_count;
@@ -58,7 +62,7 @@ pub fn apply_xsph_viscosity(
     let (x, v, w) = (&state.x[..n], &state.v[..n], &state.w[..n]);
     let rows = &density.rows;
     scratch.smoothed.resize(n, Vec2::ZERO);
-    let threads = threads_for(n);
+    let threads = threads_for(n, threads.cap());
     for_blocks_mut(&mut scratch.smoothed, CHUNK, threads, |first, out| {
         let chunk = &neighbors.chunks[first / CHUNK];
         for (k, out) in out.iter_mut().enumerate() {
@@ -102,8 +106,8 @@ mod tests {
 
     use super::*;
     use crate::fluid::density::DensityRow;
-    use crate::neighbors::find_neighbors;
-    use crate::spatial_grid::SpatialHashGrid;
+    use crate::fluid::grid::SpatialHashGrid;
+    use crate::fluid::neighbors::find_neighbors;
 
     /// Three fluid particles in a row, 0.04 m apart (h = 0.1): the middle one moves, the
     /// others rest; the right one is pinned (w = 0) and keeps its velocity.
@@ -121,6 +125,7 @@ mod tests {
             &x,
             &SpatialHashGrid::default(),
             settings.support_radius,
+            usize::MAX,
         );
         let mut world = World::new();
         world.insert_resource(SolverState {
@@ -144,6 +149,7 @@ mod tests {
         world.insert_resource(neighbors);
         world.insert_resource(settings);
         world.init_resource::<XsphState>();
+        world.init_resource::<SolverThreads>();
         world.init_resource::<PbdStats>();
         world.run_system_once(apply_xsph_viscosity).unwrap();
 

@@ -1,4 +1,13 @@
-//! Runtime choice of the instruction set for the hot loops.
+//! SIMD for the hot loops (crate-private; a guide for contributors).
+//!
+//! The hot loops are written once, generic over [`Lanes8`]: 8 `f32` lanes, which are two SSE
+//! vectors (`wide::f32x8`) in the baseline build and one AVX register ([`Avx8`]) inside
+//! functions compiled with `#[target_feature(enable = "avx2")]`, chosen at run time with
+//! [`has_avx2`]. Both run the same IEEE operations in the same order: no fused multiply-add,
+//! no approximate reciprocals, sums kept within a lane in list order. That is what keeps the
+//! results bitwise identical across CPUs with and without AVX2 and equal to the scalar
+//! reference the tests compare with. Unused lanes (padding, holes) are masked after the
+//! arithmetic, so a NaN in a padding lane never reaches a result.
 
 /// Whether the CPU has AVX2: then the hot loops (distance sweep, stretch, fluid density and
 /// correction passes) run compiled for it (VEX encoding, `insertps` for the gathers: fewer

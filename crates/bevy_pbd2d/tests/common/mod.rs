@@ -1,18 +1,24 @@
-//! Shared set-up of the headless App tests: `MinimalPlugins` + `PbdPlugin`, a fixed Δt and a
+//! Shared set-up of the headless App tests: `MinimalPlugins` + `PbdPlugins`, a fixed Δt and a
 //! manual clock so that every `app.update()` advances virtual time by exactly Δt.
 #![allow(dead_code)]
 
 use core::time::Duration;
 
+use bevy::app::Plugins;
 use bevy::prelude::*;
 use bevy::time::TimeUpdateStrategy;
+use bevy_pbd2d::particle::SolverState;
 use bevy_pbd2d::prelude::*;
-use bevy_pbd2d::solver::SolverState;
 
 /// A headless app stepping the simulation with step `dt` (s).
 pub fn app(dt: f32) -> App {
+    app_with(dt, PbdPlugins::default())
+}
+
+/// A headless app with `plugins` (some or all of bevy_pbd2d's) stepping with step `dt` (s).
+pub fn app_with<M>(dt: f32, plugins: impl Plugins<M>) -> App {
     let mut app = App::new();
-    app.add_plugins((MinimalPlugins, PbdPlugin::default()));
+    app.add_plugins((MinimalPlugins, plugins));
     set_time_step(&mut app.world_mut().resource_mut::<Time<Fixed>>(), dt).unwrap();
     app.insert_resource(TimeUpdateStrategy::ManualDuration(Duration::from_secs_f32(
         dt,

@@ -20,9 +20,9 @@ mod zero_dt;
 mod zero_mass;
 
 use bevy::prelude::*;
-use bevy_pbd2d::cloth::Cloth;
-use bevy_pbd2d::fluid::scene::DamBreak;
 use bevy_pbd2d::prelude::*;
+use bevy_pbd2d::scenes::cloth::Cloth;
+use bevy_pbd2d::scenes::dam_break::DamBreak;
 
 /// Δt of C0 (s).
 pub const C0_DT: f32 = 1.0 / 60.0;

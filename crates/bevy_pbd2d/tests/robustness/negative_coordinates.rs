@@ -5,9 +5,8 @@
 //! particles then differ.
 
 use bevy::prelude::*;
+use bevy_pbd2d::fluid::NeighborState;
 use bevy_pbd2d::fluid::density::DensityState;
-use bevy_pbd2d::neighbors::NeighborState;
-use bevy_pbd2d::parallel::CHUNK;
 use bevy_pbd2d::prelude::*;
 
 use crate::common::*;
@@ -42,9 +41,9 @@ fn neighbour_lists_match_brute_force_and_densities_are_mirror_symmetric() {
     let mean = x.iter().copied().sum::<Vec2>() / n as f32;
     assert!(mean.length() < 1e-4 && x.iter().any(|p| p.x < 0.0) && x.iter().any(|p| p.y < 0.0));
     let h = settings.support_radius;
-    let chunks = &app.world().resource::<NeighborState>().chunks;
+    let neighbors = app.world().resource::<NeighborState>();
     for i in 0..n {
-        let mut found = chunks[i / CHUNK].fluid_of(i % CHUNK).to_vec();
+        let mut found = neighbors.fluid_neighbors(i).to_vec();
         found.sort_unstable();
         let brute: Vec<u32> = (0..n as u32)
             .filter(|&j| j as usize != i && (x[i] - x[j as usize]).length_squared() < h * h)

@@ -4,8 +4,7 @@
 //! gives corrections of metres per iteration and speeds far beyond h/Δt.
 
 use bevy::prelude::*;
-use bevy_pbd2d::neighbors::NeighborState;
-use bevy_pbd2d::parallel::CHUNK;
+use bevy_pbd2d::fluid::NeighborState;
 use bevy_pbd2d::prelude::*;
 
 use crate::common::*;
@@ -42,9 +41,9 @@ fn five_hundred_particles_in_one_cell() {
         if step == 0 || step == 199 {
             let state = solver(&app);
             let x = &state.x_predicted[..state.fluid_count];
-            let chunks = &app.world().resource::<NeighborState>().chunks;
+            let neighbors = app.world().resource::<NeighborState>();
             for i in 0..x.len() {
-                let mut found = chunks[i / CHUNK].fluid_of(i % CHUNK).to_vec();
+                let mut found = neighbors.fluid_neighbors(i).to_vec();
                 found.sort_unstable();
                 let brute: Vec<u32> = (0..x.len() as u32)
                     .filter(|&j| j as usize != i && (x[i] - x[j as usize]).length_squared() < h * h)

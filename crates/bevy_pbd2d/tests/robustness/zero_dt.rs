@@ -15,7 +15,7 @@ use crate::common::*;
 fn a_zero_step_changes_nothing_and_later_steps_proceed() {
     // Run the simulation in `Update`, where Δt is the frame's virtual delta.
     let mut app = App::new();
-    app.add_plugins((MinimalPlugins, PbdPlugin::new(Update)));
+    app.add_plugins((MinimalPlugins, PbdPlugins::new(Update)));
     app.insert_resource(TimeUpdateStrategy::ManualDuration(Duration::ZERO));
     app.finish();
     let cloth = spawn(&mut app, |c| {

@@ -1,0 +1,44 @@
+//! A distance constraint as the solver stores it: rows into the particle arrays.
+
+use bevy::prelude::*;
+
+/// A constraint as rows into the solver arrays.
+#[derive(Reflect, Debug, Clone, Copy, PartialEq)]
+pub struct DistanceRow {
+    /// Row of the first particle.
+    pub a: u32,
+    /// Row of the second particle.
+    pub b: u32,
+    /// Rest length d (m).
+    pub rest_length: f32,
+    /// Compliance α (m/N).
+    pub compliance: f32,
+}
+
+/// Below this length (m) two particles count as coincident.
+pub(crate) const COINCIDENT: f32 = 1e-9;
+
+/// The colour shared by the constraints of a particle in more than 63 constraints: its
+/// constraints may share particles.
+pub const OVERFLOW_COLOUR: u8 = 63;
+
+/// The rigid constraint rows of a `width` × `height` [`ClothBuilder`](crate::scenes::cloth::ClothBuilder)
+/// grid, particle rows numbered row by row.
+#[cfg(test)]
+pub(crate) fn cloth_rows(width: u32, height: u32) -> Vec<DistanceRow> {
+    let builder = crate::scenes::cloth::ClothBuilder {
+        width,
+        height,
+        ..Default::default()
+    };
+    builder
+        .constraint_pairs()
+        .into_iter()
+        .map(|(a, b, rest_length)| DistanceRow {
+            a,
+            b,
+            rest_length,
+            compliance: 0.0,
+        })
+        .collect()
+}

@@ -1,0 +1,180 @@
+//! Components → constraint rows: the observers and systems that keep [`ConstraintState`] in step
+//! with the [`DistanceConstraint`] and [`LongRangeAttachment`] entities
+//! ([`PbdStepSystems::Prepare`](crate::schedule::PbdStepSystems::Prepare)).
+
+use bevy::prelude::*;
+
+use crate::constraints::batches::DistanceBatches;
+use crate::constraints::colouring::colour_order;
+use crate::constraints::distance::{ConstraintIndex, DistanceConstraint};
+use crate::constraints::row::DistanceRow;
+use crate::constraints::state::ConstraintState;
+use crate::constraints::tether::{LongRangeAttachment, TetherIndex, TetherRow};
+use crate::particle::order::stable_rows;
+use crate::particle::sync::changed_since;
+use crate::particle::{Particle, SolverIndex, SolverState};
+
+/// Observer: a constraint was added or removed.
+pub(crate) fn mark_constraints_dirty<E: EntityEvent, B: Bundle>(
+    _: On<E, B>,
+    mut rows: ResMut<ConstraintState>,
+) {
+    rows.dirty = true;
+}
+
+/// Marks the constraint rows dirty when a [`DistanceConstraint`] or [`LongRangeAttachment`] was
+/// changed in place (through `Mut`, e.g. `Query<&mut DistanceConstraint>` or an inspector)
+/// since this system last ran. Additions and removals are marked by observers.
+///
+/// Exclusive, to read the components' change ticks column by column (`changed_since`): a
+/// `Changed<DistanceConstraint>` query tests them entity by entity, which took ~1.5 µs of every
+/// step of the 40×30 cloth (4 592 constraints).
+pub(crate) fn detect_constraint_edits(world: &mut World) {
+    // In an exclusive system, `last_change_tick` is the system's last run.
+    let (since, now) = (world.last_change_tick(), world.read_change_tick());
+    if changed_since::<DistanceConstraint>(world, since, now)
+        || changed_since::<LongRangeAttachment>(world, since, now)
+    {
+        world.resource_mut::<ConstraintState>().dirty = true;
+    }
+}
+
+// `changed_since` reads table columns only: the components it scans must stay in tables.
+const _: () = {
+    use bevy::ecs::component::StorageType;
+    const fn table(storage: StorageType) -> bool {
+        matches!(storage, StorageType::Table)
+    }
+    assert!(table(DistanceConstraint::STORAGE_TYPE) && table(LongRangeAttachment::STORAGE_TYPE));
+};
+
+/// Rebuilds constraint and tether rows when they or the particles changed (the observers and
+/// [`detect_constraint_edits`] mark them dirty; a new particle row layout is seen by its
+/// generation); despawns those
+/// whose particles no longer exist.
+pub(crate) fn rebuild_constraint_rows(
+    mut commands: Commands,
+    state: Res<SolverState>,
+    mut rows: ResMut<ConstraintState>,
+    mut constraints: Query<(Entity, &DistanceConstraint, &mut ConstraintIndex)>,
+    mut tethers: Query<(Entity, &LongRangeAttachment, &mut TetherIndex)>,
+    indices: Query<&SolverIndex, With<Particle>>,
+) {
+    if !rows.dirty && rows.particle_rows == Some(state.rows_generation) {
+        return;
+    }
+    let rows = &mut *rows;
+    rows.dirty = false;
+    rows.particle_rows = Some(state.rows_generation);
+    // In their previous order, new ones last (see `particle::order`).
+    let mut order: Vec<((), u32, Entity)> = (tethers.iter())
+        .map(|(entity, _, index)| ((), index.0, entity))
+        .collect();
+    stable_rows(&mut order);
+    rows.tethers.clear();
+    for &(_, _, entity) in &order {
+        let Ok((_, tether, mut index)) = tethers.get_mut(entity) else {
+            continue;
+        };
+        match indices.get_many([tether.particle, tether.anchor]) {
+            Ok([p, a]) => {
+                index.0 = rows.tethers.len() as u32;
+                rows.tethers.push(TetherRow {
+                    particle: p.0,
+                    anchor: a.0,
+                    max_distance: tether.max_distance,
+                });
+            }
+            Err(_) => commands.entity(entity).despawn(),
+        }
+    }
+    let mut order: Vec<((), u32, Entity)> = (constraints.iter())
+        .map(|(entity, _, index)| ((), index.0, entity))
+        .collect();
+    stable_rows(&mut order);
+    rows.rows.clear();
+    rows.entities.clear();
+    for &(_, _, entity) in &order {
+        let Ok((_, constraint, mut index)) = constraints.get_mut(entity) else {
+            continue;
+        };
+        match indices.get_many(constraint.particles) {
+            Ok([a, b]) => {
+                index.0 = rows.rows.len() as u32;
+                rows.rows.push(DistanceRow {
+                    a: a.0,
+                    b: b.0,
+                    rest_length: constraint.rest_length,
+                    compliance: constraint.compliance,
+                });
+                rows.entities.push(entity);
+            }
+            Err(_) => {
+                if constraint.particles[0] == constraint.particles[1] {
+                    warn!("DistanceConstraint {entity} joins a particle to itself; despawned");
+                }
+                commands.entity(entity).despawn();
+            }
+        }
+    }
+    // Gauss-Seidel in colour order: constraints of one colour share no particle, so they can be
+    // projected several at a time.
+    let (order, colours) = colour_order(&rows.rows, state.len());
+    rows.rows = order.iter().map(|&k| rows.rows[k]).collect();
+    rows.entities = order.iter().map(|&k| rows.entities[k]).collect();
+    rows.batches = DistanceBatches::new(&rows.rows, &colours, state.len());
+    let m = rows.rows.len();
+    rows.lambda.resize(m, 0.0);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Runs one `detect_constraint_edits` system (kept across calls, so that its last run
+    /// moves on) and returns the stale flag it left, clearing it.
+    fn detect(world: &mut World, system: &mut impl System<In = (), Out = ()>) -> bool {
+        system.run((), world).expect("exclusive system runs");
+        core::mem::take(&mut world.resource_mut::<ConstraintState>().dirty)
+    }
+
+    #[test]
+    fn edits_in_place_and_only_they_mark_the_rows_stale() {
+        let mut world = World::new();
+        world.init_resource::<ConstraintState>();
+        let (a, b) = (world.spawn_empty().id(), world.spawn_empty().id());
+        let constraints: Vec<Entity> = (0..100)
+            .map(|k| {
+                let rest = 0.1 + k as f32 * 0.01;
+                world
+                    .spawn(DistanceConstraint::new(a, b, rest).unwrap())
+                    .id()
+            })
+            .collect();
+        let tether = world
+            .spawn(LongRangeAttachment::new(a, b, 1.0).unwrap())
+            .id();
+        let mut system = IntoSystem::into_system(detect_constraint_edits);
+        system.initialize(&mut world);
+
+        // The first run sees everything as new; after it, nothing changed.
+        assert!(detect(&mut world, &mut system));
+        assert!(!detect(&mut world, &mut system));
+        // Another component of a constraint's entity changing is not an edit.
+        world.entity_mut(constraints[3]).insert(Name::new("c3"));
+        assert!(!detect(&mut world, &mut system));
+        // The 77th of 100 constraints (not the first lane of a vector) edited in place.
+        world
+            .get_mut::<DistanceConstraint>(constraints[77])
+            .unwrap()
+            .rest_length = 0.5;
+        assert!(detect(&mut world, &mut system));
+        assert!(!detect(&mut world, &mut system));
+        world
+            .get_mut::<LongRangeAttachment>(tether)
+            .unwrap()
+            .max_distance = 2.0;
+        assert!(detect(&mut world, &mut system));
+        assert!(!detect(&mut world, &mut system));
+    }
+}

@@ -1,0 +1,117 @@
+//! Simulation settings shared by all particle kinds.
+
+use core::time::Duration;
+
+use bevy::prelude::*;
+
+use crate::error::{PbdError, finite_vec2, in_range, positive};
+use crate::schedule::ValidatedSettings;
+
+/// Gravitational acceleration applied to every particle with w > 0 (m/s²).
+/// Default `(0, −9.81)`, as in both reference demos.
+#[derive(Resource, Reflect, Debug, Clone, Copy, PartialEq, Deref)]
+#[reflect(Resource, Default)]
+pub struct Gravity(pub Vec2);
+
+impl Default for Gravity {
+    fn default() -> Self {
+        Self(Vec2::new(0.0, -9.81))
+    }
+}
+
+impl Gravity {
+    /// Sets the acceleration (m/s²).
+    ///
+    /// # Errors
+    /// [`PbdError::NotFinite`] for NaN or infinite components; the old value is kept.
+    pub fn set(&mut self, acceleration: Vec2) -> Result<(), PbdError> {
+        self.0 = finite_vec2("gravity (m/s²)", acceleration)?;
+        Ok(())
+    }
+}
+
+impl ValidatedSettings for Gravity {
+    fn validate(&self) -> Result<(), PbdError> {
+        finite_vec2("gravity (m/s²)", self.0).map(|_| ())
+    }
+}
+
+impl ValidatedSettings for SolverSettings {
+    fn validate(&self) -> Result<(), PbdError> {
+        SolverSettings::validate(self)
+    }
+}
+
+/// The largest iteration count accepted by [`SolverSettings::set_iterations`].
+pub const MAX_ITERATIONS: u32 = 10_000;
+
+/// Settings of the constraint (cloth) solver.
+#[derive(Resource, Reflect, Debug, Clone, Copy, PartialEq)]
+#[reflect(Resource, Default)]
+pub struct SolverSettings {
+    /// Gauss-Seidel iterations over all distance constraints per step, 1 ..= 10 000.
+    /// Default 5 (the PBD demo's default).
+    pub iterations: u32,
+    /// Fastest a held particle ([`KinematicTarget`](crate::particle::KinematicTarget)) moves
+    /// toward its target (m/s), > 0. Default 5 m/s. A cursor that jumps metres in one frame
+    /// would otherwise teleport the particle and drag its neighbours through each other,
+    /// folding (inverting) cloth so that distance constraints can no longer restore it.
+    pub max_kinematic_speed: f32,
+}
+
+impl Default for SolverSettings {
+    fn default() -> Self {
+        Self {
+            iterations: 5,
+            max_kinematic_speed: 5.0,
+        }
+    }
+}
+
+impl SolverSettings {
+    /// Sets the iteration count.
+    ///
+    /// # Errors
+    /// [`PbdError::OutOfRange`] outside 1 ..= [`MAX_ITERATIONS`]; the old value is kept.
+    pub fn set_iterations(&mut self, iterations: u32) -> Result<(), PbdError> {
+        self.iterations = in_range("iterations", iterations, 1, MAX_ITERATIONS)?;
+        Ok(())
+    }
+
+    /// Checks a value that may have been written directly (e.g. through an inspector).
+    ///
+    /// # Errors
+    /// As [`SolverSettings::set_iterations`].
+    pub fn validate(&self) -> Result<(), PbdError> {
+        in_range("iterations", self.iterations, 1, MAX_ITERATIONS)?;
+        positive("max kinematic speed (m/s)", self.max_kinematic_speed)?;
+        Ok(())
+    }
+
+    /// Sets [`SolverSettings::max_kinematic_speed`] (m/s).
+    ///
+    /// # Errors
+    /// [`PbdError::NotPositive`] for 0, negative, NaN or ∞; the old value is kept.
+    pub fn set_max_kinematic_speed(&mut self, speed: f32) -> Result<(), PbdError> {
+        self.max_kinematic_speed = positive("max kinematic speed (m/s)", speed)?;
+        Ok(())
+    }
+}
+
+/// Sets the simulation step Δt (s): `Time<Fixed>`'s timestep, the size of one solver step.
+///
+/// # Errors
+/// [`PbdError::NotPositive`] when `dt` is 0, negative, NaN or infinite; the old step is kept
+/// (Bevy itself would panic on a zero timestep).
+pub fn set_time_step(time: &mut Time<Fixed>, dt: f32) -> Result<(), PbdError> {
+    let dt = positive("time step (s)", dt)?;
+    let step = Duration::from_secs_f64(dt as f64);
+    if step.is_zero() {
+        return Err(PbdError::NotPositive {
+            name: "time step (s)",
+            value: dt as f64,
+        });
+    }
+    time.set_timestep(step);
+    Ok(())
+}

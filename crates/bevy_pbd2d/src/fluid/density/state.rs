@@ -1,0 +1,47 @@
+//! The density solve's per-particle values and scratch, kept between steps.
+
+use bevy::prelude::*;
+use wide::f32x8;
+
+/// Density ρᵢ (kg/m²), Lagrange multiplier λᵢ and boundary gradient Σₖ Ψₖ∇Wᵢₖ (kg/m³) of a
+/// fluid particle from the last density pass.
+#[derive(Reflect, Debug, Default, Clone, Copy, PartialEq)]
+pub struct DensityRow {
+    /// ρᵢ (kg/m²).
+    pub density: f32,
+    /// λᵢ.
+    pub lambda: f32,
+    /// Σₖ Ψₖ ∇Wᵢₖ over boundary neighbours (kg/m³).
+    pub boundary_gradient: Vec2,
+}
+
+/// Per-fluid-particle solver values of the current step (buffers reused between steps).
+///
+/// Solver scratch, recomputed every step: reflected, but not as a resource
+/// (`ReflectResource`), so that saving a world (Bevy's world serialization) leaves it out and a
+/// loaded world rebuilds it.
+#[derive(Resource, Reflect, Debug, Default)]
+pub struct DensityState {
+    /// ρ and λ per fluid row.
+    pub rows: Vec<DensityRow>,
+    /// Σ max(ρᵢ − ρ0, 0) (kg/m²) of each block of [`CHUNK`](crate::parallel::CHUNK) rows in the
+    /// last density pass.
+    pub(crate) block_errors: Vec<f64>,
+    /// The second buffer of fluid positions (m): the correction passes write x + ωΔx to it and
+    /// to [`SolverState::x`](crate::particle::SolverState::x) in turn, so that none reads a position it writes. Scratch: the
+    /// solve leaves its result in [`SolverState::x`](crate::particle::SolverState::x).
+    pub(crate) positions: Vec<Vec2>,
+    /// Per block of [`CHUNK`](crate::parallel::CHUNK) rows, the first and the last block
+    /// holding one of its rows' fluid neighbours or the block itself (pipelines only; scratch).
+    pub(crate) spans: Vec<[u32; 2]>,
+    /// The ∇W scratch buffers a pipeline lends to the blocks between their density and
+    /// correction passes, a ring per side (block c borrows entry c mod the ring's length of
+    /// its side's ring), so that the scratch is reused while in cache.
+    #[reflect(ignore)]
+    pub(crate) ring: GradientRing,
+}
+
+/// The ∇W scratch buffers of the pipelines, one ring per
+/// `Side` (`DensityState::ring`; opaque).
+#[derive(Debug, Default)]
+pub struct GradientRing(pub(crate) [Vec<Vec<[f32x8; 2]>>; 2]);

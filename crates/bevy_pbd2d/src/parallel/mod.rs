@@ -1,0 +1,56 @@
+//! Deterministic data parallelism over particle rows (crate-private; a guide for contributors).
+//!
+//! **Fixed blocks.** Work is cut into blocks of [`CHUNK`] = 64 rows whatever the number of
+//! threads. Every per-row result depends only on that row's inputs and reductions combine
+//! per-block results in block order, so the bits are the same on 1, 2 or 64 threads, and on
+//! any [`SolverThreads`] setting: the thread count decides who computes a block, never what a
+//! block computes. Tests compare the one-thread bits with every schedule.
+//!
+//! **Regions.** A step runs a few parallel regions back to back (neighbour search, the density
+//! solve, XSPH). [`phases`] runs a region as a sequence of phases over all blocks, claimed one
+//! block at a time from a shared counter ([`progress`]), with a serial decision between phases
+//! (e.g. "error below tolerance? stop"). [`pipeline`] runs an iterative two-pass solve with one
+//! or two threads as a pipeline: each block's second pass follows as soon as its neighbour
+//! blocks' first passes have run, while its data is still in cache; two threads start at
+//! either end and meet where their speeds put them. No thread ever waits for a block nobody
+//! has claimed, so every region completes on the calling thread alone if no helper comes.
+//!
+//! **Why helpers linger.** Waking a parked pool thread takes 20–150 µs on a virtual machine,
+//! longer than a density pass over a thousand particles. [`team`] starts helper tasks on Bevy's
+//! compute pool that keep polling for the next region for
+//! [`SolverThreads::helper_linger`] (200 µs by default) before they give their thread back, so
+//! the regions of one step, and consecutive steps, find them awake.
+//!
+//! Below [`PARALLEL_FROM`] rows a pass runs on the calling thread: waking helpers would cost
+//! more than they save.
+
+pub(crate) mod phases;
+pub(crate) mod pipeline;
+pub(crate) mod progress;
+mod settings;
+pub(crate) mod team;
+
+pub(crate) use settings::apply_helper_linger;
+pub use settings::{MAX_HELPER_LINGER, SolverThreads};
+
+use bevy::tasks::{ComputeTaskPool, TaskPool};
+
+/// Rows per block of parallel work (small enough that two threads share a 900-particle fluid
+/// evenly, large enough that claiming a block costs nothing in comparison).
+pub const CHUNK: usize = 64;
+
+/// From this many rows up, the fluid's [`run_phases`](crate::parallel::phases::run_phases) regions use the
+/// pool's threads (below, waking them costs more than they save).
+pub const PARALLEL_FROM: usize = 512;
+
+/// The thread count for a fluid pass over `rows` rows: 1 below [`PARALLEL_FROM`], otherwise
+/// `max_threads` (the pool's size caps it further).
+pub fn threads_for(rows: usize, max_threads: usize) -> usize {
+    if rows < PARALLEL_FROM { 1 } else { max_threads }
+}
+
+/// The compute task pool (initialised with one thread per core when no `TaskPoolPlugin` ran,
+/// e.g. in a bare `World`).
+pub fn pool() -> &'static TaskPool {
+    ComputeTaskPool::get_or_init(TaskPool::default)
+}

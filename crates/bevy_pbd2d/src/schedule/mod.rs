@@ -1,0 +1,194 @@
+//! When the simulation steps: the outer sets in the app's schedule, the step schedule with its
+//! inner sets, the pause / single-step control and the checks that gate a step.
+//!
+//! One simulation step is one run of [`PbdSchedule`], from [`PbdSystems::StepSimulation`] in
+//! the schedule [`PbdPlugins`](crate::PbdPlugins) was given (`FixedUpdate` by default, so Δt =
+//! `Time<Fixed>::timestep()`). The outer sets run in this order in that schedule:
+//!
+//! | outer set | what runs |
+//! |---|---|
+//! | [`PbdSystems::First`] | nothing of ours: a game's systems that must see the state before the step (e.g. to set a [`KinematicTarget`](crate::particle::KinematicTarget)) |
+//! | [`PbdSystems::StepSimulation`] | one run of [`PbdSchedule`], unless [`PbdClock`] holds it |
+//! | [`PbdSystems::Last`] | nothing of ours: a game's systems that read the new positions |
+//!
+//! Inside [`PbdSchedule`], the inner sets run chained, top to bottom (one call of the reference
+//! demos' `simulationStep()`):
+//!
+//! | inner set | what runs |
+//! |---|---|
+//! | [`Prepare`](PbdStepSystems::Prepare) | step gate (Δt > 0, valid settings), rebuild entity ↔ row maps if needed, copy components into arrays, Ψ of boundary samples |
+//! | [`Predict`](PbdStepSystems::Predict) | symplectic Euler: v* = v + Δt g, x* = x + Δt v* |
+//! | [`FindNeighbors`](PbdStepSystems::FindNeighbors) | spatial hash grid, fluid and boundary neighbour lists |
+//! | [`SolveConstraints`](PbdStepSystems::SolveConstraints) | distance constraints (Gauss-Seidel), then the PBF density constraint |
+//! | [`UpdateVelocities`](PbdStepSystems::UpdateVelocities) | v = v* + (x − x*)/Δt |
+//! | [`ApplyViscosity`](PbdStepSystems::ApplyViscosity) | XSPH velocity smoothing of fluid particles |
+//! | [`Writeback`](PbdStepSystems::Writeback) | copy arrays to `Position`/`Velocity`/`Transform`, statistics |
+
+mod clock;
+mod gate;
+
+use bevy::ecs::schedule::{InternedScheduleLabel, ScheduleLabel, SingleThreadedExecutor};
+use bevy::prelude::*;
+
+pub use clock::PbdClock;
+pub(crate) use gate::{StepChecks, ValidatedSettings};
+
+use crate::stats::{self, PbdStats};
+
+/// The schedule that holds the [`PbdStepSystems`] sets: one run is one simulation step. Run
+/// from [`PbdSystems::StepSimulation`] with the single-threaded executor: the step's systems run
+/// strictly one after another anyway (each step parallelises inside, over particles), so this
+/// saves the multi-threaded executor's per-system overhead. Add your own per-step systems here,
+/// e.g. `app.add_systems(PbdSchedule, my_force.after(PbdStepSystems::Predict))`.
+#[derive(ScheduleLabel, Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct PbdSchedule;
+
+/// Outer system sets, in the schedule the plugins run in (`FixedUpdate` by default), chained in
+/// declaration order.
+#[derive(SystemSet, Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum PbdSystems {
+    /// Before the step: for a game's systems that drive particles.
+    First,
+    /// One simulation step ([`PbdSchedule`]), unless [`PbdClock`] holds it.
+    StepSimulation,
+    /// After the step: for a game's systems that read its result.
+    Last,
+}
+
+/// System sets of one simulation step (inside [`PbdSchedule`]), chained in declaration order.
+#[derive(SystemSet, Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum PbdStepSystems {
+    /// Gate the step, copy ECS data into the solver arrays.
+    Prepare,
+    /// Time integration to predicted positions.
+    Predict,
+    /// Neighbour search for fluid particles.
+    FindNeighbors,
+    /// Constraint projection (distance, density).
+    SolveConstraints,
+    /// Velocities from corrected positions.
+    UpdateVelocities,
+    /// XSPH viscosity.
+    ApplyViscosity,
+    /// Copy results back to components and record statistics.
+    Writeback,
+}
+
+impl PbdStepSystems {
+    /// All sets in execution order.
+    pub const ORDER: [PbdStepSystems; 7] = [
+        PbdStepSystems::Prepare,
+        PbdStepSystems::Predict,
+        PbdStepSystems::FindNeighbors,
+        PbdStepSystems::SolveConstraints,
+        PbdStepSystems::UpdateVelocities,
+        PbdStepSystems::ApplyViscosity,
+        PbdStepSystems::Writeback,
+    ];
+}
+
+/// Sets up [`PbdSchedule`], the outer [`PbdSystems`] in `schedule`, the inner
+/// [`PbdStepSystems`], [`PbdClock`], the step gate and [`PbdStats`]. The first plugin of
+/// [`PbdPlugins`](crate::PbdPlugins); every other simulation plugin needs it.
+///
+/// Needs `TaskPoolPlugin` and `TimePlugin` (part of `MinimalPlugins` and `DefaultPlugins`).
+#[derive(Debug, Clone)]
+pub struct PbdSchedulePlugin {
+    schedule: InternedScheduleLabel,
+}
+
+impl Default for PbdSchedulePlugin {
+    fn default() -> Self {
+        Self::new(FixedUpdate)
+    }
+}
+
+impl PbdSchedulePlugin {
+    /// Steps the simulation in `schedule` instead of `FixedUpdate`.
+    pub fn new(schedule: impl ScheduleLabel) -> Self {
+        Self {
+            schedule: schedule.intern(),
+        }
+    }
+}
+
+impl Plugin for PbdSchedulePlugin {
+    fn build(&self, app: &mut App) {
+        app.register_type::<PbdStats>()
+            .register_type::<PbdClock>()
+            .init_resource::<PbdStats>()
+            .init_resource::<PbdClock>()
+            .init_resource::<StepChecks>();
+        stats::register(app);
+
+        let outer = self.schedule;
+        app.configure_sets(
+            outer,
+            (
+                PbdSystems::First,
+                PbdSystems::StepSimulation,
+                PbdSystems::Last,
+            )
+                .chain(),
+        );
+        app.add_systems(
+            outer,
+            run_step
+                .run_if(clock::step_due)
+                .in_set(PbdSystems::StepSimulation),
+        );
+
+        let mut step = Schedule::new(PbdSchedule);
+        step.set_executor(SingleThreadedExecutor::new());
+        app.add_schedule(step);
+        for pair in PbdStepSystems::ORDER.windows(2) {
+            app.configure_sets(PbdSchedule, pair[1].after(pair[0]));
+        }
+        for set in &PbdStepSystems::ORDER[1..] {
+            app.configure_sets(PbdSchedule, set.run_if(step_allowed));
+        }
+        app.add_systems(
+            PbdSchedule,
+            (stats::begin_step, gate::gate_step)
+                .chain()
+                .in_set(PbdStepSystems::Prepare)
+                .before(PbdPrepared),
+        )
+        .configure_sets(
+            PbdSchedule,
+            (
+                PbdPrepared
+                    .in_set(PbdStepSystems::Prepare)
+                    .run_if(step_allowed),
+                PbdWritten.in_set(PbdStepSystems::Writeback),
+            ),
+        )
+        .add_systems(
+            PbdSchedule,
+            stats::end_step
+                .in_set(PbdStepSystems::Writeback)
+                .after(PbdWritten),
+        );
+    }
+}
+
+/// The part of [`PbdStepSystems::Prepare`] after the step gate: the plugins' copy-in systems
+/// run in it (and only when the step may run).
+#[derive(SystemSet, Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) struct PbdPrepared;
+
+/// The part of [`PbdStepSystems::Writeback`] before the step's statistics are closed.
+#[derive(SystemSet, Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) struct PbdWritten;
+
+/// Runs one simulation step: the [`PbdSchedule`].
+fn run_step(world: &mut World) {
+    world.resource_mut::<PbdClock>().take_step();
+    world.run_schedule(PbdSchedule);
+}
+
+/// Whether a step may run: Δt > 0 and all settings valid (else the reason is in
+/// [`PbdStats::blocked`]).
+pub(crate) fn step_allowed(stats: Res<PbdStats>) -> bool {
+    stats.blocked.is_none()
+}
