@@ -1,5 +1,6 @@
-//! The PBD demo (`../shared/seeds/pbd.html`) in Bevy: a 40 × 30 cloth of 0.5 kg particles hanging
-//! from two corners, Δt = 0.01 s, 5 iterations, g = −9.81 m/s².
+//! The cloth demo: a 40 × 30 cloth of 0.5 kg particles joined by distance constraints hangs
+//! from two corners, Δt = 0.01 s, 5 Gauss-Seidel iterations, g = −9.81 m/s², as on the
+//! reference page.
 //!
 //! `cargo run --example cloth`. Drag particles with the left mouse button, pan by dragging
 //! empty space, zoom with the wheel; the panel edits the settings live. Width, height and the
@@ -13,7 +14,6 @@ use bevy_egui::egui;
 use bevy_pbd2d::egui_panel::widgets::field_row;
 use bevy_pbd2d::egui_panel::{PanelSection, PbdPanel, PbdPanelAppExt, PbdRestart};
 use bevy_pbd2d::prelude::*;
-use bevy_pbd2d::scenes::cloth::ClothParticle;
 
 /// Largest cloth side the panel accepts (the builder allows up to 2000, which is 4 million
 /// particles: far too many to run interactively).

@@ -1,5 +1,5 @@
-//! The PBF demo (`../shared/seeds/pbf.html`) in Bevy: a 30 × 30 block of water collapsing in a
-//! box of boundary samples, Δt = 0.005 s, the demo's fluid settings.
+//! The fluid demo: a dam break. A 30 × 30 block of Position Based Fluids particles collapses in
+//! a box of boundary samples, Δt = 0.005 s, with the reference page's fluid settings.
 //!
 //! `cargo run --example fluid`. Drag particles with the left mouse button, pan by dragging
 //! empty space, zoom with the wheel; the panel edits the settings live. Width and height

@@ -19,10 +19,8 @@ use bevy_egui::EguiPlugin;
 use bevy_egui::egui;
 use bevy_egui::input::EguiWantsInput;
 use bevy_inspector_egui::quick::WorldInspectorPlugin;
-use bevy_pbd2d::constraints::distance::DistanceConstraint;
 use bevy_pbd2d::egui_panel::widgets::field_row;
 use bevy_pbd2d::egui_panel::{PbdPanel, PbdPanelPlugin, PbdRestart, mean_step_time};
-use bevy_pbd2d::fluid::BoundaryParticle;
 use bevy_pbd2d::prelude::*;
 
 /// How a demo starts.

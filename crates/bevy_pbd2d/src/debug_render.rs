@@ -28,7 +28,8 @@ use crate::particle::{Particle, Position, Velocity};
 
 /// Draws particles, constraints and axes with gizmos every frame (in `PostUpdate`, before
 /// gizmos are collected). Part of [`PbdPlugins`](crate::PbdPlugins) when the `debug_render`
-/// feature is on. Needs Bevy's gizmo plugin (in `DefaultPlugins`); configure it with
+/// feature is on. Needs Bevy's gizmo plugin (in `DefaultPlugins` with Bevy's `bevy_gizmos`
+/// feature); without it (e.g. a headless app) it draws nothing. Configure it with
 /// [`PbdDebugRender`].
 #[derive(Debug, Clone, Copy, Default)]
 pub struct PbdDebugRenderPlugin;
@@ -256,7 +257,7 @@ type ParticleData = (
 
 fn draw_particles(
     settings: Res<PbdDebugRender>,
-    fluid_settings: Res<FluidSettings>,
+    fluid_settings: Option<Res<FluidSettings>>,
     particles: Query<ParticleData, With<Particle>>,
     boundary: Query<&Position, With<BoundaryParticle>>,
     store: Res<GizmoConfigStore>,
@@ -264,7 +265,10 @@ fn draw_particles(
     mut gizmos: Gizmos<PbdGizmos>,
 ) {
     let settings = &*settings;
-    let fluid_radius = fluid_settings.particle_radius;
+    // Without the fluid plugin, fluid particles and samples are drawn at the default radius.
+    let fluid_radius = fluid_settings.map_or(FluidSettings::default().particle_radius, |f| {
+        f.particle_radius
+    });
     let pixels_per_metre = pixels_per_metre(&cameras);
     let view = View {
         line_m: store.config::<PbdGizmos>().0.line.width / pixels_per_metre,

@@ -176,7 +176,9 @@ pub mod prelude {
     pub use crate::particle::{
         InverseMass, KinematicTarget, Particle, ParticlePlugin, Position, Velocity,
     };
-    pub use crate::scenes::{ClothBuilder, DamBreakBuilder, FixedCorners, ScenesPlugin};
+    pub use crate::scenes::{
+        ClothBuilder, ClothParticle, DamBreakBuilder, FixedCorners, ScenesPlugin,
+    };
     pub use crate::schedule::{
         PbdClock, PbdSchedule, PbdSchedulePlugin, PbdStepSystems, PbdSystems,
     };

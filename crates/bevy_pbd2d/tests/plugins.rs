@@ -22,18 +22,6 @@ fn step_systems(app: &App) -> Vec<String> {
         .map(|(_, system)| system.name().to_string())
         .collect()
 }
-
-/// The bits of every particle's position and velocity, in spawn order.
-fn state_bits(app: &App, particles: &[Entity]) -> Vec<[u32; 4]> {
-    particles
-        .iter()
-        .map(|&e| {
-            let (x, v) = (position(app, e), velocity(app, e));
-            [x.x, x.y, v.x, v.y].map(f32::to_bits)
-        })
-        .collect()
-}
-
 #[test]
 fn a_cloth_only_app_runs_no_fluid_system_and_steps_the_cloth_with_the_same_bits() {
     let cloth = ClothBuilder {

@@ -25,17 +25,6 @@ fn save_bodies(app: &App) -> DynamicWorld {
         .extract_entities(bodies.collect::<Vec<_>>().into_iter())
         .build()
 }
-
-fn bits(app: &App, particles: &[Entity]) -> Vec<[u32; 4]> {
-    particles
-        .iter()
-        .map(|&e| {
-            let (x, v) = (position(app, e), velocity(app, e));
-            [x.x, x.y, v.x, v.y].map(f32::to_bits)
-        })
-        .collect()
-}
-
 #[test]
 fn a_saved_cloth_loads_into_a_new_world_and_steps_identically() {
     let mut original = app(0.01);
@@ -87,7 +76,10 @@ fn a_saved_cloth_loads_into_a_new_world_and_steps_identically() {
             (map[&before.particle], map[&before.anchor])
         );
     }
-    assert_eq!(bits(&loaded, &particles), bits(&original, &cloth.particles));
+    assert_eq!(
+        state_bits(&loaded, &particles),
+        state_bits(&original, &cloth.particles)
+    );
 
     run_steps(&mut original, 100);
     run_steps(&mut loaded, 100);
@@ -96,7 +88,10 @@ fn a_saved_cloth_loads_into_a_new_world_and_steps_identically() {
         cloth.constraints.len(),
         "the loaded constraints are simulated"
     );
-    assert_eq!(bits(&loaded, &particles), bits(&original, &cloth.particles));
+    assert_eq!(
+        state_bits(&loaded, &particles),
+        state_bits(&original, &cloth.particles)
+    );
     // Still hanging from its pins: the constraints held it together.
     let spread = position(&loaded, particles[107]) - position(&loaded, particles[0]);
     assert!(spread.length() > 1.5, "{spread}");
@@ -126,7 +121,10 @@ fn a_saved_dam_break_loads_into_a_new_world_and_flows_identically() {
     run_steps(&mut loaded, 60);
     assert_eq!(stats(&loaded).boundary_particles, dam.boundary.len());
     assert!(stats(&loaded).fluid_iterations > 1, "the density solve ran");
-    assert_eq!(bits(&loaded, &particles), bits(&original, &dam.fluid));
+    assert_eq!(
+        state_bits(&loaded, &particles),
+        state_bits(&original, &dam.fluid)
+    );
 }
 
 #[test]

@@ -304,11 +304,9 @@ mod tests {
 
     #[test]
     fn state_hash_sees_every_bit() {
-        let mut state = SolverState {
-            x: vec![Vec2::new(1.0, 2.0)],
-            v: vec![Vec2::ZERO],
-            ..default()
-        };
+        let mut state = SolverState::default();
+        state.x = vec![Vec2::new(1.0, 2.0)];
+        state.v = vec![Vec2::ZERO];
         let a = state_hash(&state);
         state.v[0].y = -0.0;
         assert_ne!(a, state_hash(&state));
@@ -335,12 +333,10 @@ mod tests {
     fn stretch_and_fluid_figures() {
         use bevy_pbd2d::constraints::row::DistanceRow;
         use bevy_pbd2d::fluid::density::DensityRow;
-        let state = SolverState {
-            x: vec![Vec2::ZERO, Vec2::new(1.1, 0.0), Vec2::new(0.0, f32::NAN)],
-            v: vec![Vec2::ZERO; 3],
-            fluid_count: 2,
-            ..default()
-        };
+        let mut state = SolverState::default();
+        state.x = vec![Vec2::ZERO, Vec2::new(1.1, 0.0), Vec2::new(0.0, f32::NAN)];
+        state.v = vec![Vec2::ZERO; 3];
+        state.fluid_count = 2;
         let mut constraints = ConstraintState::default();
         constraints.rows = vec![DistanceRow {
             a: 0,

@@ -29,7 +29,7 @@ pub struct ConstraintState {
     pub tethers: Vec<TetherRow>,
     /// Whether the rows must be rebuilt at the next step (a constraint was added, removed or
     /// edited in place).
-    pub dirty: bool,
+    pub(crate) dirty: bool,
     /// The particle row layout the rows were built for
     /// ([`SolverState::rows_generation`](crate::particle::SolverState::rows_generation)).
     pub(crate) particle_rows: Option<u64>,

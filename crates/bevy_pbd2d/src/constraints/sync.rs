@@ -10,7 +10,7 @@ use crate::constraints::distance::{ConstraintIndex, DistanceConstraint};
 use crate::constraints::row::DistanceRow;
 use crate::constraints::state::ConstraintState;
 use crate::constraints::tether::{LongRangeAttachment, TetherIndex, TetherRow};
-use crate::particle::order::stable_rows;
+use crate::particle::order::in_previous_order;
 use crate::particle::sync::changed_since;
 use crate::particle::{Particle, SolverIndex, SolverState};
 
@@ -67,12 +67,9 @@ pub(crate) fn rebuild_constraint_rows(
     rows.dirty = false;
     rows.particle_rows = Some(state.rows_generation);
     // In their previous order, new ones last (see `particle::order`).
-    let mut order: Vec<((), u32, Entity)> = (tethers.iter())
-        .map(|(entity, _, index)| ((), index.0, entity))
-        .collect();
-    stable_rows(&mut order);
+    let order = in_previous_order(tethers.iter().map(|(entity, _, index)| (index.0, entity)));
     rows.tethers.clear();
-    for &(_, _, entity) in &order {
+    for entity in order {
         let Ok((_, tether, mut index)) = tethers.get_mut(entity) else {
             continue;
         };
@@ -88,13 +85,14 @@ pub(crate) fn rebuild_constraint_rows(
             Err(_) => commands.entity(entity).despawn(),
         }
     }
-    let mut order: Vec<((), u32, Entity)> = (constraints.iter())
-        .map(|(entity, _, index)| ((), index.0, entity))
-        .collect();
-    stable_rows(&mut order);
+    let order = in_previous_order(
+        constraints
+            .iter()
+            .map(|(entity, _, index)| (index.0, entity)),
+    );
     rows.rows.clear();
     rows.entities.clear();
-    for &(_, _, entity) in &order {
+    for entity in order {
         let Ok((_, constraint, mut index)) = constraints.get_mut(entity) else {
             continue;
         };

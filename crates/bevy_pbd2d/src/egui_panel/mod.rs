@@ -280,7 +280,7 @@ fn settings_rows(
     panel: Res<PbdPanel>,
     mut fixed: ResMut<Time<Fixed>>,
     mut solver: ResMut<SolverSettings>,
-    mut fluid: ResMut<FluidSettings>,
+    fluid: Option<ResMut<FluidSettings>>,
     mut gravity: ResMut<Gravity>,
 ) {
     let dt = fixed.timestep().as_secs_f32();
@@ -299,7 +299,7 @@ fn settings_rows(
             solver.set_iterations(value)
         });
     }
-    if panel.fluid_rows {
+    if let Some(mut fluid) = fluid.filter(|_| panel.fluid_rows) {
         let f = *fluid;
         field_row(
             ui,

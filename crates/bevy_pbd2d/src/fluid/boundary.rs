@@ -9,7 +9,7 @@ use crate::fluid::kernel::CubicSpline;
 use crate::fluid::neighbors::NeighborState;
 use crate::fluid::{BoundaryIndex, BoundaryParticle, FluidSettings, PseudoMass};
 use crate::particle::Position;
-use crate::particle::order::stable_rows;
+use crate::particle::order::in_previous_order;
 use crate::particle::state::SolverState;
 use crate::stats::{PbdStats, Phase};
 
@@ -61,13 +61,14 @@ pub fn update_boundary(
     state.boundary_dirty = false;
     // In their previous order, new ones last (see `particle::order`): the fluid's sums visit
     // boundary samples in this order.
-    let mut order: Vec<((), u32, Entity)> = (samples.iter())
-        .map(|(entity, _, _, index)| ((), index.0, entity))
-        .collect();
-    stable_rows(&mut order);
+    let order = in_previous_order(
+        samples
+            .iter()
+            .map(|(entity, _, _, index)| (index.0, entity)),
+    );
     state.boundary_entities.clear();
     state.boundary_x.clear();
-    for &(_, _, entity) in &order {
+    for entity in order {
         if let Ok((_, position, _, mut index)) = samples.get_mut(entity) {
             index.0 = state.boundary_entities.len() as u32;
             state.boundary_entities.push(entity);

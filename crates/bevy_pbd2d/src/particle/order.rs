@@ -12,6 +12,14 @@ pub(crate) fn stable_rows<G: Ord + Copy>(rows: &mut [(G, u32, Entity)]) {
     rows.sort_by_key(|&(group, previous, _)| (group, previous));
 }
 
+/// The entities of `(previous index, entity)` pairs in previous-index order, new ones
+/// (`u32::MAX`) last in the given order: [`stable_rows`] with one group.
+pub(crate) fn in_previous_order(items: impl Iterator<Item = (u32, Entity)>) -> Vec<Entity> {
+    let mut rows: Vec<((), u32, Entity)> = items.map(|(previous, e)| ((), previous, e)).collect();
+    stable_rows(&mut rows);
+    rows.into_iter().map(|(_, _, entity)| entity).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

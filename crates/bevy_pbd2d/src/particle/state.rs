@@ -42,21 +42,21 @@ pub struct SolverState {
     /// Boundary pseudo-masses Ψ (kg).
     pub boundary_psi: Vec<f32>,
     /// Whether the particle rows must be rebuilt at the next step.
-    pub particles_dirty: bool,
+    pub(crate) particles_dirty: bool,
     /// Counts the rebuilds of the particle rows: rows built for another generation (constraint
     /// rows, neighbour lists) are out of date.
-    pub rows_generation: u64,
+    pub(crate) rows_generation: u64,
     /// Whether boundary arrays and Ψ must be rebuilt at the next step.
-    pub boundary_dirty: bool,
+    pub(crate) boundary_dirty: bool,
     /// Whether the particle arrays must be copied in from the components at the next step: a
     /// particle component or this resource changed since the last writeback (marked by
     /// `detect_edits` and by observers of removals that change no tick).
-    pub particles_stale: bool,
+    pub(crate) particles_stale: bool,
     /// When the last writeback copied the arrays to the components: until then the arrays hold
     /// exactly what the components hold, unless a component changed after it. `None` before
     /// the first writeback.
     #[reflect(ignore)]
-    pub particles_written: Option<Tick>,
+    pub(crate) particles_written: Option<Tick>,
 }
 
 impl SolverState {

@@ -80,3 +80,14 @@ pub fn all_finite(app: &mut App) -> bool {
     q.iter(world)
         .all(|(p, v)| p.0.is_finite() && v.0.is_finite())
 }
+
+/// The bits of each particle's position and velocity, in the order given.
+pub fn state_bits(app: &App, particles: &[Entity]) -> Vec<[u32; 4]> {
+    particles
+        .iter()
+        .map(|&e| {
+            let (x, v) = (position(app, e), velocity(app, e));
+            [x.x, x.y, v.x, v.y].map(f32::to_bits)
+        })
+        .collect()
+}
