@@ -23,7 +23,9 @@
 //! Bevy's `PanCamera`) does not pan while a particle is dragged.
 
 use bevy::camera::{Camera, Projection, RenderTarget};
+use bevy::ecs::entity::MapEntities;
 use bevy::ecs::message::Messages;
+use bevy::ecs::reflect::ReflectMapEntities;
 use bevy::picking::backend::prelude::*;
 use bevy::picking::events::{Cancel, Drag, DragEnd, DragStart, Pointer};
 use bevy::picking::pointer::{Location, PointerButton};
@@ -82,14 +84,16 @@ impl Default for PbdPickingSettings {
 }
 
 /// Present on a particle while a pointer drags it (together with its [`KinematicTarget`]).
-/// Renderers use it to highlight the dragged particle.
-#[derive(Component, Reflect, Debug, Clone, Copy, PartialEq)]
-#[reflect(Component)]
+/// Renderers use it to highlight the dragged particle. Its camera is mapped when a world is
+/// loaded into another (`MapEntities`).
+#[derive(Component, MapEntities, Reflect, Debug, Clone, Copy, PartialEq)]
+#[reflect(Component, MapEntities)]
 pub struct Dragged {
     /// The pointer that drags the particle.
     pub pointer: PointerId,
     /// The camera through which the drag started; the cursor is converted to world coordinates
     /// with it.
+    #[entities]
     pub camera: Entity,
 }
 

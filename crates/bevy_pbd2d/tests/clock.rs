@@ -97,3 +97,22 @@ fn toggle_and_unpause_drop_pending_steps() {
     }
     assert_eq!(steps(&app), 0);
 }
+
+#[test]
+fn a_single_step_waits_while_the_settings_block_the_simulation() {
+    let (mut app, _) = cloth_app();
+    run_steps(&mut app, 2);
+    clock(&mut app).step(1);
+    app.world_mut().resource_mut::<SolverSettings>().iterations = 0;
+    for _ in 0..5 {
+        app.update();
+    }
+    assert_eq!(steps(&app), 2, "the gate refused the step");
+    assert_eq!(clock(&mut app).pending_steps(), 1, "the step is still owed");
+    app.world_mut().resource_mut::<SolverSettings>().iterations = 5;
+    for _ in 0..5 {
+        app.update();
+    }
+    assert_eq!(steps(&app), 3);
+    assert_eq!(clock(&mut app).pending_steps(), 0);
+}

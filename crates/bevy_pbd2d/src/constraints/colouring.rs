@@ -6,10 +6,10 @@ use crate::constraints::lane_positions::{CONSECUTIVE_ORDER, LANES, PAIRED_ORDER}
 use crate::constraints::row::{DistanceRow, OVERFLOW_COLOUR};
 
 /// Classes of at least this many constraints get colours of their own ([`colour_order`]).
-pub const FRESH_COLOURS_FROM: usize = 64;
+pub(crate) const FRESH_COLOURS_FROM: usize = 64;
 
 /// Colours from which classes share colours again ([`colour_order`]).
-pub const FRESH_COLOURS_BELOW: u32 = 48;
+pub(crate) const FRESH_COLOURS_BELOW: u32 = 48;
 
 /// A Gauss-Seidel order of `rows` by greedy graph colouring. The constraints are coloured
 /// class by class, a class being the constraints with the same row offset b − a (a grid's
@@ -147,114 +147,4 @@ fn whole_groups_first(colour: &mut [usize], rows: &[DistanceRow], particles: usi
     whole.append(&mut tails);
     whole.append(&mut rest);
     colour.copy_from_slice(&whole);
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::constraints::row::cloth_rows;
-
-    #[test]
-    fn colour_order_separates_constraints_that_share_particles() {
-        let width = 7;
-        let rows = cloth_rows(width, 5);
-        let (order, colours) = colour_order(&rows, 35);
-        assert!(
-            colours.is_sorted(),
-            "each colour's constraints are consecutive"
-        );
-        assert_eq!(colours.len(), rows.len());
-        let mut sorted = order.clone();
-        sorted.sort_unstable();
-        assert_eq!(sorted, (0..rows.len()).collect::<Vec<_>>(), "a permutation");
-        // Recolour along the order: each colour run must touch every particle at most once.
-        let mut seen = std::collections::HashSet::new();
-        let mut runs = 1;
-        for &k in &order {
-            let r = rows[k];
-            if seen.contains(&r.a) || seen.contains(&r.b) {
-                seen.clear();
-                runs += 1;
-            }
-            seen.insert(r.a);
-            seen.insert(r.b);
-        }
-        assert!(runs <= 12, "{runs} runs of independent constraints");
-        // Directions in the order they were created (horizontal, vertical, then the cells'
-        // first and second diagonals) are projected in that order, on the whole: a border
-        // particle's free lower colours are taken by later directions too.
-        let mean_colour = |offset: u32| {
-            let c: Vec<f32> = (0..order.len())
-                .filter(|&i| rows[order[i]].b - rows[order[i]].a == offset)
-                .map(|i| f32::from(colours[i]))
-                .collect();
-            c.iter().sum::<f32>() / c.len() as f32
-        };
-        let means = [1, width, width + 1, width - 1].map(mean_colour);
-        assert!(means.is_sorted_by(|a, b| a < b), "mean colours {means:?}");
-    }
-
-    #[test]
-    fn large_direction_classes_get_colours_of_their_own() {
-        let rows = cloth_rows(20, 10);
-        let (order, colours) = colour_order(&rows, 200);
-        let mut offsets_of_colour = std::collections::BTreeMap::<u8, Vec<u32>>::new();
-        for (&k, &c) in order.iter().zip(&colours) {
-            let offsets = offsets_of_colour.entry(c).or_default();
-            let offset = rows[k].b - rows[k].a;
-            if !offsets.contains(&offset) {
-                offsets.push(offset);
-            }
-        }
-        assert!(offsets_of_colour.len() <= 10, "{offsets_of_colour:?}");
-        assert!(
-            offsets_of_colour.values().all(|o| o.len() == 1),
-            "one direction per colour: {offsets_of_colour:?}"
-        );
-    }
-
-    #[test]
-    fn no_colour_below_the_overflow_shares_a_particle() {
-        let rows = cloth_rows(40, 30);
-        let (order, colours) = colour_order(&rows, 1200);
-        let mut users = std::collections::HashMap::<(u8, u32), usize>::new();
-        for (&k, &c) in order.iter().zip(&colours) {
-            assert_ne!(c, OVERFLOW_COLOUR, "a grid needs few colours");
-            for particle in [rows[k].a, rows[k].b] {
-                if let Some(other) = users.insert((c, particle), k) {
-                    panic!("colour {c}: constraints {other} and {k} share particle {particle}");
-                }
-            }
-        }
-    }
-
-    #[test]
-    fn a_grid_rows_diagonals_share_a_colour_with_rows_of_its_parity() {
-        // The smallest free colour alone leaves staircases here: a row's first diagonal joins
-        // the colour of the row above, shifting the rows below it by one.
-        let (width, height) = (40, 30);
-        let rows = cloth_rows(width, height);
-        let (order, colours) = colour_order(&rows, (width * height) as usize);
-        for offset in [width + 1, width - 1] {
-            let mut parity_of_colour = std::collections::BTreeMap::<u8, Vec<u32>>::new();
-            for (&k, &c) in order.iter().zip(&colours) {
-                if rows[k].b - rows[k].a == offset {
-                    let parity = (rows[k].a / width) % 2;
-                    let parities = parity_of_colour.entry(c).or_default();
-                    if !parities.contains(&parity) {
-                        parities.push(parity);
-                    }
-                }
-            }
-            assert_eq!(
-                parity_of_colour.len(),
-                2,
-                "offset {offset}: {parity_of_colour:?}"
-            );
-            assert!(
-                parity_of_colour.values().all(|p| p.len() == 1),
-                "offset {offset}: {parity_of_colour:?}"
-            );
-        }
-    }
 }

@@ -51,17 +51,25 @@ pub struct DistanceConstraint {
     pub compliance: f32,
 }
 
-/// A distance constraint's place in the order the constraints are coloured and projected in
-/// (their creation order; see `colour_order`); maintained
-/// by the plugin. Saved with the world, it keeps that order, and so the results, after a load
-/// (`u32::MAX`: not yet placed).
+/// A distance constraint's place in the order the constraints are coloured in, which decides
+/// the projection order; maintained by the plugin. Constraints keep their places when others
+/// are added or removed; new ones follow in query order (creation order, for constraints
+/// spawned together). Saved with the world, it keeps the order, and so the results, after a
+/// load (`u32::MAX`: not yet placed).
 #[derive(Component, Reflect, Debug, Clone, Copy, PartialEq, Eq)]
 #[reflect(Component, Default)]
-pub struct ConstraintIndex(pub u32);
+pub struct ConstraintIndex(pub(crate) u32);
 
 impl Default for ConstraintIndex {
     fn default() -> Self {
         Self(u32::MAX)
+    }
+}
+
+impl ConstraintIndex {
+    /// The place (`u32::MAX` while it has none).
+    pub fn get(self) -> u32 {
+        self.0
     }
 }
 

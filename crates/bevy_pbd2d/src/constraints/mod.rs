@@ -3,11 +3,15 @@
 
 pub(crate) mod batches;
 pub(crate) mod colouring;
+#[cfg(test)]
+mod colouring_tests;
 pub mod distance;
 pub(crate) mod lane_positions;
 pub mod row;
 pub mod state;
 pub(crate) mod sync;
+#[cfg(test)]
+mod test_rows;
 pub mod tether;
 
 pub use distance::{ConstraintIndex, DistanceConstraint};

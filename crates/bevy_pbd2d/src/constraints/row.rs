@@ -20,25 +20,4 @@ pub(crate) const COINCIDENT: f32 = 1e-9;
 
 /// The colour shared by the constraints of a particle in more than 63 constraints: its
 /// constraints may share particles.
-pub const OVERFLOW_COLOUR: u8 = 63;
-
-/// The rigid constraint rows of a `width` × `height` [`ClothBuilder`](crate::scenes::cloth::ClothBuilder)
-/// grid, particle rows numbered row by row.
-#[cfg(test)]
-pub(crate) fn cloth_rows(width: u32, height: u32) -> Vec<DistanceRow> {
-    let builder = crate::scenes::cloth::ClothBuilder {
-        width,
-        height,
-        ..Default::default()
-    };
-    builder
-        .constraint_pairs()
-        .into_iter()
-        .map(|(a, b, rest_length)| DistanceRow {
-            a,
-            b,
-            rest_length,
-            compliance: 0.0,
-        })
-        .collect()
-}
+pub(crate) const OVERFLOW_COLOUR: u8 = 63;

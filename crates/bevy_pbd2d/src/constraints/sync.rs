@@ -2,6 +2,8 @@
 //! with the [`DistanceConstraint`] and [`LongRangeAttachment`] entities
 //! ([`PbdStepSystems::Prepare`](crate::schedule::PbdStepSystems::Prepare)).
 
+use bevy::ecs::entity_disabling::Disabled;
+use bevy::ecs::query::Allow;
 use bevy::prelude::*;
 
 use crate::constraints::batches::DistanceBatches;
@@ -48,17 +50,21 @@ const _: () = {
     assert!(table(DistanceConstraint::STORAGE_TYPE) && table(LongRangeAttachment::STORAGE_TYPE));
 };
 
-/// Rebuilds constraint and tether rows when they or the particles changed (the observers and
+/// A particle's row, and whether it is disabled (then it has none).
+type ParticleRow = (&'static SolverIndex, Has<Disabled>);
+
+/// Rebuilds constraint and tether rows (in their previous order, new ones last:
+/// `particle::order`) when they or the particles changed (the observers and
 /// [`detect_constraint_edits`] mark them dirty; a new particle row layout is seen by its
-/// generation); despawns those
-/// whose particles no longer exist.
+/// generation). Despawns those whose particles no longer exist; those with a disabled particle
+/// get no row until it is enabled again.
 pub(crate) fn rebuild_constraint_rows(
     mut commands: Commands,
     state: Res<SolverState>,
     mut rows: ResMut<ConstraintState>,
     mut constraints: Query<(Entity, &DistanceConstraint, &mut ConstraintIndex)>,
     mut tethers: Query<(Entity, &LongRangeAttachment, &mut TetherIndex)>,
-    indices: Query<&SolverIndex, With<Particle>>,
+    indices: Query<ParticleRow, (With<Particle>, Allow<Disabled>)>,
 ) {
     if !rows.dirty && rows.particle_rows == Some(state.rows_generation) {
         return;
@@ -74,7 +80,9 @@ pub(crate) fn rebuild_constraint_rows(
             continue;
         };
         match indices.get_many([tether.particle, tether.anchor]) {
-            Ok([p, a]) => {
+            // A disabled particle has no row: the attachment waits for it.
+            Ok([(_, true), _] | [_, (_, true)]) => {}
+            Ok([(p, _), (a, _)]) => {
                 index.0 = rows.tethers.len() as u32;
                 rows.tethers.push(TetherRow {
                     particle: p.0,
@@ -97,7 +105,9 @@ pub(crate) fn rebuild_constraint_rows(
             continue;
         };
         match indices.get_many(constraint.particles) {
-            Ok([a, b]) => {
+            // A disabled particle has no row: the constraint waits for it.
+            Ok([(_, true), _] | [_, (_, true)]) => {}
+            Ok([(a, _), (b, _)]) => {
                 index.0 = rows.rows.len() as u32;
                 rows.rows.push(DistanceRow {
                     a: a.0,

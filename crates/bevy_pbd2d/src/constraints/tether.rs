@@ -37,16 +37,23 @@ pub struct LongRangeAttachment {
     pub max_distance: f32,
 }
 
-/// A long-range attachment's place in the order the attachments are projected in (their
-/// creation order); maintained by the plugin. Saved with the world, it keeps that order after a
-/// load (`u32::MAX`: not yet placed).
+/// A long-range attachment's place in the order the attachments are projected in; maintained
+/// by the plugin, as [`ConstraintIndex`](super::distance::ConstraintIndex) is for distance
+/// constraints (`u32::MAX`: not yet placed).
 #[derive(Component, Reflect, Debug, Clone, Copy, PartialEq, Eq)]
 #[reflect(Component, Default)]
-pub struct TetherIndex(pub u32);
+pub struct TetherIndex(pub(crate) u32);
 
 impl Default for TetherIndex {
     fn default() -> Self {
         Self(u32::MAX)
+    }
+}
+
+impl TetherIndex {
+    /// The place (`u32::MAX` while it has none).
+    pub fn get(self) -> u32 {
+        self.0
     }
 }
 

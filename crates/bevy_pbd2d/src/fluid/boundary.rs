@@ -4,16 +4,17 @@
 
 use bevy::prelude::*;
 
+use crate::fluid::components::{BoundaryIndex, BoundaryParticle, PseudoMass};
 use crate::fluid::grid::SpatialHashGrid;
 use crate::fluid::kernel::CubicSpline;
 use crate::fluid::neighbors::NeighborState;
-use crate::fluid::{BoundaryIndex, BoundaryParticle, FluidSettings, PseudoMass};
+use crate::fluid::settings::FluidSettings;
 use crate::particle::Position;
 use crate::particle::order::in_previous_order;
 use crate::particle::state::SolverState;
 use crate::stats::{PbdStats, Phase};
 
-/// Observer: boundary samples were added or removed.
+/// Observer: boundary samples were added or removed, or an entity was disabled or enabled.
 pub(crate) fn mark_boundary_dirty<E: EntityEvent, B: Bundle>(
     _: On<E, B>,
     mut state: ResMut<SolverState>,
@@ -22,7 +23,7 @@ pub(crate) fn mark_boundary_dirty<E: EntityEvent, B: Bundle>(
 }
 
 /// Ψ of every sample of `points` (kg), using `grid` built over `points` with cell size h.
-pub fn pseudo_masses(
+pub(crate) fn pseudo_masses(
     points: &[Vec2],
     grid: &SpatialHashGrid,
     kernel: &CubicSpline,

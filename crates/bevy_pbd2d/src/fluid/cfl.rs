@@ -9,7 +9,7 @@
 
 use bevy::prelude::*;
 
-use crate::fluid::FluidSettings;
+use crate::fluid::settings::FluidSettings;
 use crate::particle::state::SolverState;
 
 /// Clamps the speed of every fluid particle to C·h/Δt (m/s).

@@ -15,6 +15,7 @@
 
 use core::ops::{Add, Div, Mul, Sub};
 
+#[cfg(test)]
 use bevy::math::Vec2;
 
 /// The cubic spline kernel for a fixed support radius h (m).
@@ -76,8 +77,9 @@ impl CubicSpline {
         )
     }
 
-    /// (W, ∇W) at offset r = xᵢ − xⱼ with ‖r‖ = `d` (one lane of [`CubicSpline::batch`]).
-    #[inline]
+    /// (W, ∇W) at offset r = xᵢ − xⱼ with ‖r‖ = `d` (one lane of [`CubicSpline::batch`]; the
+    /// tests' scalar reference).
+    #[cfg(test)]
     pub fn value_and_gradient(&self, r: Vec2, d: f32) -> (f32, Vec2) {
         let b = self.batch(Lanes::splat(r.x), Lanes::splat(r.y), Lanes::splat(d));
         (
@@ -101,8 +103,8 @@ impl CubicSpline {
         (w, rx * s, ry * s)
     }
 
-    /// ∇W with respect to xᵢ for r = xᵢ − xⱼ (1/m³); zero for ‖r‖ ≥ h.
-    #[inline]
+    /// ∇W with respect to xᵢ for r = xᵢ − xⱼ (1/m³); zero for ‖r‖ ≥ h (the tests' reference).
+    #[cfg(test)]
     pub fn gradient(&self, r: Vec2) -> Vec2 {
         self.value_and_gradient(r, r.length()).1
     }

@@ -11,6 +11,7 @@
 
 pub mod boundary;
 pub mod cfl;
+mod components;
 pub mod density;
 pub(crate) mod grid;
 pub(crate) mod kernel;
@@ -20,76 +21,21 @@ pub mod settings;
 pub(crate) mod slots;
 pub mod viscosity;
 
+use bevy::ecs::entity_disabling::Disabled;
 use bevy::prelude::*;
 
 pub use crate::particle::FluidParticle;
-pub use neighbors::NeighborState;
+pub use components::{BoundaryIndex, BoundaryParticle, PseudoMass};
+pub use neighbors::{NeighborState, find_fluid_neighbors};
 pub use settings::FluidSettings;
 
 use crate::constraints::distance::solve_distance_constraints;
 use crate::dynamics::integrator::predict;
 use crate::fluid::density::DensityState;
-use crate::fluid::neighbors::find_neighbors;
 use crate::fluid::viscosity::XsphState;
 use crate::parallel::{SolverThreads, apply_helper_linger};
-use crate::particle::state::SolverState;
 use crate::particle::sync::copy_particles_in;
 use crate::schedule::{PbdPrepared, PbdSchedule, PbdStepSystems, StepChecks};
-use crate::stats::{PbdStats, Phase};
-
-/// A static boundary sample (\[AIA+12\]): fluid particles near it feel it through its
-/// pseudo-mass Ψ. Requires a [`Position`](crate::particle::Position) (m) and a [`PseudoMass`]
-/// (computed by the plugin whenever boundary samples are added, removed or moved, or
-/// [`FluidSettings`] change). It is not a simulated particle.
-#[derive(Component, Reflect, Debug, Default, Clone, Copy)]
-#[reflect(Component, Default)]
-#[require(crate::particle::Position, PseudoMass, BoundaryIndex)]
-pub struct BoundaryParticle;
-
-/// A boundary sample's row in the solver's boundary arrays; maintained by the plugin. Saved
-/// with the world, it keeps the rows, and so the fluid's sums, in the same order after a load
-/// (`u32::MAX`: not yet a row).
-#[derive(Component, Reflect, Debug, Clone, Copy, PartialEq, Eq)]
-#[reflect(Component, Default)]
-pub struct BoundaryIndex(pub u32);
-
-impl Default for BoundaryIndex {
-    fn default() -> Self {
-        Self(u32::MAX)
-    }
-}
-
-/// Akinci pseudo-mass Ψ of a boundary sample (kg): Ψ_k = ρ0 / Σ_l W_kl over the boundary
-/// samples l within h, including k itself (\[AIA+12\] eq. 4). Written by the plugin.
-#[derive(Component, Reflect, Debug, Default, Clone, Copy, PartialEq, Deref)]
-#[reflect(Component, Default)]
-pub struct PseudoMass(pub f32);
-
-/// [`PbdStepSystems::FindNeighbors`]: grid over the predicted
-/// fluid positions and neighbour lists (fluid and boundary) of every fluid particle.
-pub fn find_fluid_neighbors(
-    settings: Res<FluidSettings>,
-    state: Res<SolverState>,
-    mut neighbors: ResMut<NeighborState>,
-    threads: Res<SolverThreads>,
-    mut stats: ResMut<PbdStats>,
-) {
-    let started = stats.begin_phase();
-    stats.boundary_particles = state.boundary_x.len();
-    let neighbors = &mut *neighbors;
-    let fluid = &state.x[..state.fluid_count];
-    let h = settings.support_radius;
-    neighbors.fluid_grid.build(fluid, h);
-    find_neighbors(
-        &mut neighbors.chunks,
-        &neighbors.fluid_grid,
-        fluid,
-        &neighbors.boundary_grid,
-        h,
-        threads.cap(),
-    );
-    stats.end_phase(Phase::Neighbors, started);
-}
 
 /// Position Based Fluids: registers the fluid and boundary components and [`FluidSettings`],
 /// and adds the fluid's systems to the step: boundary Ψ
@@ -118,7 +64,9 @@ impl Plugin for FluidPlugin {
         StepChecks::add::<FluidSettings>(app);
         StepChecks::add::<SolverThreads>(app);
         app.add_observer(boundary::mark_boundary_dirty::<Add, BoundaryParticle>)
-            .add_observer(boundary::mark_boundary_dirty::<Remove, BoundaryParticle>);
+            .add_observer(boundary::mark_boundary_dirty::<Remove, BoundaryParticle>)
+            .add_observer(boundary::mark_boundary_dirty::<Add, Disabled>)
+            .add_observer(boundary::mark_boundary_dirty::<Remove, Disabled>);
         app.add_systems(
             PbdSchedule,
             (

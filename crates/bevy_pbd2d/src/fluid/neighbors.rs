@@ -8,9 +8,13 @@ use bevy::prelude::*;
 use crate::fluid::grid::SpatialHashGrid;
 use crate::fluid::kernel::LANES;
 pub(crate) use crate::fluid::neighbor_lists::NeighborLists;
+use crate::fluid::settings::FluidSettings;
 use crate::fluid::slots::SlotLists;
+use crate::parallel::SolverThreads;
 use crate::parallel::phases::for_blocks_mut;
 use crate::parallel::{CHUNK, threads_for};
+use crate::particle::state::SolverState;
+use crate::stats::{PbdStats, Phase};
 
 /// The neighbour lists of a block of [`CHUNK`] consecutive fluid rows ([`NeighborLists`], which
 /// it dereferences to) and their slot-major copy for the density solve.
@@ -111,6 +115,32 @@ fn fill_chunk(
         lists.fluid_start.push(lists.fluid.len() as u32);
         lists.boundary_start.push(lists.boundary.len() as u32);
     }
+}
+
+/// [`PbdStepSystems::FindNeighbors`]: grid over the predicted
+/// fluid positions and neighbour lists (fluid and boundary) of every fluid particle.
+pub fn find_fluid_neighbors(
+    settings: Res<FluidSettings>,
+    state: Res<SolverState>,
+    mut neighbors: ResMut<NeighborState>,
+    threads: Res<SolverThreads>,
+    mut stats: ResMut<PbdStats>,
+) {
+    let started = stats.begin_phase();
+    stats.boundary_particles = state.boundary_x.len();
+    let neighbors = &mut *neighbors;
+    let fluid = &state.x[..state.fluid_count];
+    let h = settings.support_radius;
+    neighbors.fluid_grid.build(fluid, h);
+    find_neighbors(
+        &mut neighbors.chunks,
+        &neighbors.fluid_grid,
+        fluid,
+        &neighbors.boundary_grid,
+        h,
+        threads.cap(),
+    );
+    stats.end_phase(Phase::Neighbors, started);
 }
 
 #[cfg(test)]

@@ -18,10 +18,10 @@
 
 use bevy::prelude::*;
 
-use crate::fluid::FluidSettings;
 use crate::fluid::density::DensityState;
 use crate::fluid::kernel::{CubicSpline, LANES, Lanes, lengths, sum_lanes};
 use crate::fluid::neighbors::{NeighborState, chunks_fit};
+use crate::fluid::settings::FluidSettings;
 use crate::parallel::phases::for_blocks_mut;
 use crate::parallel::{CHUNK, SolverThreads, threads_for};
 use crate::particle::state::SolverState;

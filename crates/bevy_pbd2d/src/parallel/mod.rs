@@ -1,6 +1,6 @@
 //! Deterministic data parallelism over particle rows (crate-private; a guide for contributors).
 //!
-//! **Fixed blocks.** Work is cut into blocks of [`CHUNK`] = 64 rows whatever the number of
+//! **Fixed blocks.** Work is cut into blocks of [`CHUNK`](blocks::CHUNK) = 64 rows whatever the number of
 //! threads. Every per-row result depends only on that row's inputs and reductions combine
 //! per-block results in block order, so the bits are the same on 1, 2 or 64 threads, and on
 //! any [`SolverThreads`] setting: the thread count decides who computes a block, never what a
@@ -21,36 +21,16 @@
 //! [`SolverThreads::helper_linger`] (200 µs by default) before they give their thread back, so
 //! the regions of one step, and consecutive steps, find them awake.
 //!
-//! Below [`PARALLEL_FROM`] rows a pass runs on the calling thread: waking helpers would cost
+//! Below [`PARALLEL_FROM`](blocks::PARALLEL_FROM) rows a pass runs on the calling thread: waking helpers would cost
 //! more than they save.
 
+mod blocks;
 pub(crate) mod phases;
 pub(crate) mod pipeline;
 pub(crate) mod progress;
 mod settings;
 pub(crate) mod team;
 
-pub(crate) use settings::apply_helper_linger;
+pub(crate) use blocks::{CHUNK, threads_for};
 pub use settings::{MAX_HELPER_LINGER, SolverThreads};
-
-use bevy::tasks::{ComputeTaskPool, TaskPool};
-
-/// Rows per block of parallel work (small enough that two threads share a 900-particle fluid
-/// evenly, large enough that claiming a block costs nothing in comparison).
-pub const CHUNK: usize = 64;
-
-/// From this many rows up, the fluid's [`run_phases`](crate::parallel::phases::run_phases) regions use the
-/// pool's threads (below, waking them costs more than they save).
-pub const PARALLEL_FROM: usize = 512;
-
-/// The thread count for a fluid pass over `rows` rows: 1 below [`PARALLEL_FROM`], otherwise
-/// `max_threads` (the pool's size caps it further).
-pub fn threads_for(rows: usize, max_threads: usize) -> usize {
-    if rows < PARALLEL_FROM { 1 } else { max_threads }
-}
-
-/// The compute task pool (initialised with one thread per core when no `TaskPoolPlugin` ran,
-/// e.g. in a bare `World`).
-pub fn pool() -> &'static TaskPool {
-    ComputeTaskPool::get_or_init(TaskPool::default)
-}
+pub(crate) use team::apply_helper_linger;

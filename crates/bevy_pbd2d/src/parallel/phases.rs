@@ -22,7 +22,7 @@ use core::marker::PhantomData;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use crate::parallel::pool;
+use crate::parallel::blocks::pool;
 use crate::parallel::progress::{Claim, FINISHED, MAX_BLOCKS, Progress, backoff};
 use crate::parallel::team;
 

@@ -93,8 +93,3 @@ impl ValidatedSettings for SolverThreads {
         .map(|_| ())
     }
 }
-
-/// Hands [`SolverThreads::helper_linger`] to the helper threads, at the start of every step.
-pub(crate) fn apply_helper_linger(threads: Res<SolverThreads>) {
-    crate::parallel::team::set_linger(threads.helper_linger);
-}

@@ -18,8 +18,11 @@ use std::sync::Mutex;
 
 use bevy::platform::time::Instant;
 
-use crate::parallel::pool;
+use bevy::prelude::*;
+
+use crate::parallel::blocks::pool;
 use crate::parallel::progress::backoff;
+use crate::parallel::settings::SolverThreads;
 
 /// How long (ns) an idle helper keeps polling for the next region before it returns its thread
 /// ([`SolverThreads::helper_linger`](crate::SolverThreads::helper_linger), set by
@@ -155,4 +158,9 @@ fn linger() {
         }
         core::hint::spin_loop();
     }
+}
+
+/// Hands [`SolverThreads::helper_linger`] to the helper threads, at the start of every step.
+pub(crate) fn apply_helper_linger(threads: Res<SolverThreads>) {
+    set_linger(threads.helper_linger);
 }

@@ -7,8 +7,8 @@
 //! write that bypasses change detection is not seen); every algorithm step works on those
 //! arrays (cache-friendly, parallel); [`PbdStepSystems::Writeback`](crate::PbdStepSystems::Writeback)
 //! copies positions and velocities back.
-//! The entity ↔ row maps are rebuilt only when particles or boundary samples are added or
-//! removed.
+//! The entity ↔ row maps are rebuilt only when particles are added, removed, disabled or
+//! enabled (boundary samples: also when they move or the fluid settings change).
 
 use bevy::ecs::change_detection::Tick;
 use bevy::prelude::*;
@@ -43,8 +43,8 @@ pub struct SolverState {
     pub boundary_psi: Vec<f32>,
     /// Whether the particle rows must be rebuilt at the next step.
     pub(crate) particles_dirty: bool,
-    /// Counts the rebuilds of the particle rows: rows built for another generation (constraint
-    /// rows, neighbour lists) are out of date.
+    /// Counts the rebuilds of the particle rows: constraint rows built for another generation
+    /// are out of date.
     pub(crate) rows_generation: u64,
     /// Whether boundary arrays and Ψ must be rebuilt at the next step.
     pub(crate) boundary_dirty: bool,

@@ -6,19 +6,28 @@ use bevy::ecs::change_detection::{CheckChangeTicks, Tick};
 use bevy::ecs::system::SystemChangeTick;
 use bevy::prelude::*;
 
-use crate::particle::order::stable_rows;
-use crate::particle::state::SolverState;
-use crate::particle::{
+use crate::particle::components::{
     FluidParticle, InverseMass, KinematicTarget, Particle, Position, SolverIndex, Velocity,
 };
+use crate::particle::order::stable_rows;
+use crate::particle::state::SolverState;
 use crate::stats::{PbdStats, Phase};
 
-/// Observer: a particle was added or removed, or became/stopped being fluid (`B`).
+/// Observer: a particle was added or removed, became or stopped being fluid, or an entity was
+/// disabled or enabled (`B`): the rows are rebuilt at the next step.
 pub(crate) fn mark_particles_dirty<E: EntityEvent, B: Bundle>(
     _: On<E, B>,
     mut state: ResMut<SolverState>,
 ) {
     state.particles_dirty = true;
+}
+
+/// Observer: an entity stopped being a particle (despawned, or `Particle` removed): it has no
+/// row any more, so its index must not name another particle's row.
+pub(crate) fn forget_row(removed: On<Remove, Particle>, mut indices: Query<&mut SolverIndex>) {
+    if let Ok(mut index) = indices.get_mut(removed.entity) {
+        *index = SolverIndex::default();
+    }
 }
 
 /// Marks what changed outside the solver since the last step:
@@ -67,8 +76,7 @@ fn particles_edited(world: &mut World, since: Tick, now: Tick) -> bool {
 }
 
 /// Observer: `B` was removed, which changes no tick but what the copy-in would read: a particle
-/// stopped being held (`KinematicTarget`: its inverse mass applies again), or an entity was
-/// enabled again (`Disabled`: its row takes its components' values again).
+/// stopped being held (`KinematicTarget`: its inverse mass applies again).
 pub(crate) fn mark_particles_stale<B: Bundle>(_: On<Remove, B>, mut state: ResMut<SolverState>) {
     state.particles_stale = true;
 }
@@ -149,18 +157,29 @@ pub(crate) fn rebuild_particle_rows(
     state.resize_particles(n);
 }
 
+/// What the copy-in reads of a particle.
+type CopyIn = (
+    &'static SolverIndex,
+    &'static Position,
+    &'static Velocity,
+    &'static InverseMass,
+    Option<&'static KinematicTarget>,
+);
+
+/// What the copy-out writes of a particle.
+type CopyOut = (
+    &'static SolverIndex,
+    &'static mut Position,
+    &'static mut Velocity,
+    Option<&'static mut Transform>,
+);
+
 /// Copies `Position`, `Velocity`, `InverseMass` and `KinematicTarget` into the arrays, when they
 /// may differ ([`SolverState::particles_stale`]).
 pub(crate) fn copy_particles_in(
     mut state: ResMut<SolverState>,
     mut stats: ResMut<PbdStats>,
-    particles: Query<(
-        &SolverIndex,
-        &Position,
-        &Velocity,
-        &InverseMass,
-        Option<&KinematicTarget>,
-    )>,
+    particles: Query<CopyIn, With<Particle>>,
     mut warned: Local<bool>,
 ) {
     let started = stats.begin_phase();
@@ -216,12 +235,7 @@ pub(crate) fn copy_particles_out(
     mut state: ResMut<SolverState>,
     ticks: SystemChangeTick,
     mut stats: ResMut<PbdStats>,
-    mut particles: Query<(
-        &SolverIndex,
-        &mut Position,
-        &mut Velocity,
-        Option<&mut Transform>,
-    )>,
+    mut particles: Query<CopyOut, With<Particle>>,
 ) {
     let started = stats.begin_phase();
     // Serial: copying a few thousand rows takes less time than starting parallel tasks (and

@@ -53,7 +53,8 @@ impl PbdClock {
     }
 
     /// Pauses, and runs `steps` more steps, one per run of the schedule (e.g. one per fixed
-    /// timestep), before holding again. Adds to steps still pending.
+    /// timestep), before holding again. Adds to steps still pending. A step the step gate
+    /// refuses (invalid settings) stays pending.
     pub fn step(&mut self, steps: u32) {
         self.paused = true;
         self.pending_steps = self.pending_steps.saturating_add(steps);
@@ -64,7 +65,7 @@ impl PbdClock {
         self.pending_steps
     }
 
-    /// Counts a step that is about to run.
+    /// Counts a step that ran.
     pub(super) fn take_step(&mut self) {
         if self.paused {
             self.pending_steps = self.pending_steps.saturating_sub(1);

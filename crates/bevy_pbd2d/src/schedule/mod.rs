@@ -181,10 +181,13 @@ pub(crate) struct PbdPrepared;
 #[derive(SystemSet, Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub(crate) struct PbdWritten;
 
-/// Runs one simulation step: the [`PbdSchedule`].
+/// Runs one simulation step: the [`PbdSchedule`]. A single step requested from [`PbdClock`]
+/// counts as taken only if the step gate let it run.
 fn run_step(world: &mut World) {
-    world.resource_mut::<PbdClock>().take_step();
     world.run_schedule(PbdSchedule);
+    if world.resource::<PbdStats>().blocked.is_none() {
+        world.resource_mut::<PbdClock>().take_step();
+    }
 }
 
 /// Whether a step may run: Δt > 0 and all settings valid (else the reason is in

@@ -45,7 +45,7 @@ mod tests;
 
 use bevy::prelude::*;
 
-pub use super::lane_positions::LANES;
+pub(crate) use super::lane_positions::LANES;
 use super::lane_positions::{CONSECUTIVE_ORDER, GroupRows, PAIRED_ORDER, lane_rows};
 use super::row::{DistanceRow, OVERFLOW_COLOUR};
 

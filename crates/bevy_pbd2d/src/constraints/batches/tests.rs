@@ -3,7 +3,7 @@
 use super::*;
 use crate::constraints::colouring::colour_order;
 use crate::constraints::row::COINCIDENT;
-use crate::constraints::row::cloth_rows;
+use crate::constraints::test_rows::cloth_rows;
 use crate::dynamics::coincident::separation_direction;
 use wide::f32x8;
 

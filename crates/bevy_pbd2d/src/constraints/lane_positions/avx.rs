@@ -3,7 +3,10 @@
 
 use core::arch::x86_64::*;
 
-use super::*;
+use bevy::prelude::*;
+
+use super::position_lanes::{self, PositionLanes, without_holes};
+use super::rows::GroupRows;
 use crate::simd::Avx8;
 
 /// The four rows `i .. i + 4` of `x` as (xᵢ, yᵢ, …, xᵢ₊₃, yᵢ₊₃).
@@ -99,7 +102,7 @@ impl PositionLanes for Avx8 {
                 let [(a01, b01), (a23, b23)] = paired_rows(x, a);
                 deinterleave(_mm256_sub_ps(a01, b01), _mm256_sub_ps(a23, b23))
             },
-            GroupRows::Scattered { .. } => unsafe { super::gather_deltas(x, rows) },
+            GroupRows::Scattered { .. } => unsafe { position_lanes::gather_deltas(x, rows) },
         }
     }
 
@@ -144,7 +147,7 @@ impl PositionLanes for Avx8 {
                 }
             },
             GroupRows::Scattered { .. } => unsafe {
-                super::correct(x, rows, count, step_a, step_b)
+                position_lanes::correct(x, rows, count, step_a, step_b)
             },
         }
     }

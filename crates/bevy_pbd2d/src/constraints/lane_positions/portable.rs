@@ -1,8 +1,11 @@
 //! One coordinate at a time (the path without SSE; on x86_64 only the tests' oracle).
 
-use super::*;
+use bevy::prelude::*;
+use wide::f32x8;
 
-/// [`super::gather_deltas`].
+use super::rows::{GroupRows, LANES};
+
+/// `position_lanes::gather_deltas`.
 #[inline(always)]
 pub(super) unsafe fn gather_deltas(x: &[Vec2], rows: &GroupRows) -> (f32x8, f32x8) {
     let (a, b) = rows.lanes();
@@ -16,7 +19,7 @@ pub(super) unsafe fn gather_deltas(x: &[Vec2], rows: &GroupRows) -> (f32x8, f32x
     )
 }
 
-/// [`super::correct`].
+/// `position_lanes::correct`.
 #[inline(always)]
 pub(super) unsafe fn correct(
     x: &mut [Vec2],

@@ -2,7 +2,10 @@
 
 use core::arch::x86_64::*;
 
-use super::*;
+use bevy::prelude::*;
+use wide::f32x8;
+
+use super::rows::{CONSECUTIVE_ORDER, GroupRows, LANES, PAIRED_ORDER};
 
 /// The rows `i` and `j` of `x` as (xᵢ, yᵢ, xⱼ, yⱼ).
 ///
@@ -98,7 +101,7 @@ fn from_lane_pairs([d0, d1, d2, d3]: [__m128; 4]) -> (f32x8, f32x8) {
     }
 }
 
-/// [`super::gather_deltas`].
+/// `position_lanes::gather_deltas`.
 #[inline(always)]
 pub(super) unsafe fn gather_deltas(x: &[Vec2], rows: &GroupRows) -> (f32x8, f32x8) {
     // (dx, dy) of lanes l and l + 1.
@@ -127,7 +130,7 @@ pub(super) unsafe fn gather_deltas(x: &[Vec2], rows: &GroupRows) -> (f32x8, f32x
     from_lane_pairs([delta(0), delta(2), delta(4), delta(6)])
 }
 
-/// [`super::correct`].
+/// `position_lanes::correct`.
 #[inline(always)]
 pub(super) unsafe fn correct(
     x: &mut [Vec2],

@@ -35,8 +35,8 @@ use bevy::prelude::*;
 
 pub use state::{DensityRow, DensityState, GradientRing};
 
-use crate::fluid::FluidSettings;
 use crate::fluid::neighbors::NeighborState;
+use crate::fluid::settings::FluidSettings;
 use crate::parallel::SolverThreads;
 use crate::particle::state::SolverState;
 use crate::stats::{PbdStats, Phase};

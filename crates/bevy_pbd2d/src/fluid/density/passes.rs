@@ -111,7 +111,7 @@ impl Fluid<'_> {
         let splat = <V as Lanes8>::splat;
         let zero = splat(0.0);
         // SAFETY: g is one of the chunk's groups, and the slots were built in this solve from
-        // the lists `jacobi::solve_on` checked (indices_within): every row and fluid index is
+        // the lists `solve::solve_on` checked (indices_within): every row and fluid index is
         // < x.len(), every boundary index < the sample count, the length of both arrays.
         let (fluid, boundary) = unsafe { slots.ranges(g) };
         let (rows, [fluid_count, boundary_count]) =
@@ -273,7 +273,7 @@ impl Fluid<'_> {
     ) -> [Vec2; GROUP] {
         let splat = <V as Lanes8>::splat;
         // SAFETY: the block's density pass ran before in this solve (the schedules in
-        // `jacobi` guarantee it) and built the slots from the checked lists: g is one of its
+        // `solve` guarantee it) and built the slots from the checked lists: g is one of its
         // groups and every row index is one of the rows `rows` points to.
         let (own, (fluid, _)) = unsafe { (*slots.rows.get_unchecked(g), slots.ranges(g)) };
         let own = own.map(|i| unsafe { *rows.add(i as usize) });

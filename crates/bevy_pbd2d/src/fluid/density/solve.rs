@@ -22,11 +22,11 @@
 use bevy::prelude::*;
 use wide::f32x8;
 
-use crate::fluid::FluidSettings;
 use crate::fluid::density::passes::{Fluid, PairLanes};
 use crate::fluid::density::state::{DensityRow, DensityState};
 use crate::fluid::kernel::CubicSpline;
 use crate::fluid::neighbors::{NeighborChunk, chunks_fit};
+use crate::fluid::settings::FluidSettings;
 use crate::fluid::slots::GROUP;
 use crate::parallel::phases::{PhaseShared, run_phases, threads_used};
 use crate::parallel::pipeline::{Side, run_pipeline};
