@@ -1,8 +1,8 @@
 //! Tests of the graph colouring: no two constraints of a colour share a particle; grids take few colours of long runs.
 
 use super::colouring::*;
+use super::row::DistanceRow;
 use super::row::OVERFLOW_COLOUR;
-use super::test_rows::cloth_rows;
 
 #[test]
 fn colour_order_separates_constraints_that_share_particles() {
@@ -106,4 +106,24 @@ fn a_grid_rows_diagonals_share_a_colour_with_rows_of_its_parity() {
             "offset {offset}: {parity_of_colour:?}"
         );
     }
+}
+
+/// The rigid constraint rows of a `width` × `height` [`ClothBuilder`](crate::scenes::cloth::ClothBuilder)
+/// grid, particle rows numbered row by row.
+pub(crate) fn cloth_rows(width: u32, height: u32) -> Vec<DistanceRow> {
+    let builder = crate::scenes::cloth::ClothBuilder {
+        width,
+        height,
+        ..Default::default()
+    };
+    builder
+        .constraint_pairs()
+        .into_iter()
+        .map(|(a, b, rest_length)| DistanceRow {
+            a,
+            b,
+            rest_length,
+            compliance: 0.0,
+        })
+        .collect()
 }

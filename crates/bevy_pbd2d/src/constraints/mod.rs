@@ -10,8 +10,6 @@ pub(crate) mod lane_positions;
 pub mod row;
 pub mod state;
 pub(crate) mod sync;
-#[cfg(test)]
-mod test_rows;
 pub mod tether;
 
 pub use distance::{ConstraintIndex, DistanceConstraint};

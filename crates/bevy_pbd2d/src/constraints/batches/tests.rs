@@ -2,8 +2,8 @@
 
 use super::*;
 use crate::constraints::colouring::colour_order;
+use crate::constraints::colouring_tests::cloth_rows;
 use crate::constraints::row::COINCIDENT;
-use crate::constraints::test_rows::cloth_rows;
 use crate::dynamics::coincident::separation_direction;
 use wide::f32x8;
 
