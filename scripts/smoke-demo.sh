@@ -5,6 +5,10 @@ set -euo pipefail
 demo="$1"
 out="${2:-${TMPDIR:-/tmp}/pbd2d-$demo.png}"
 rm -f "$out"
+# winit wants a runtime directory; a CI shell has none.
+if [ -z "${XDG_RUNTIME_DIR:-}" ]; then
+  XDG_RUNTIME_DIR=$(mktemp -d) && export XDG_RUNTIME_DIR
+fi
 export PBD2D_EXIT_AFTER_FRAMES="${PBD2D_EXIT_AFTER_FRAMES:-180}" PBD2D_SCREENSHOT="$out"
 timeout 300 xvfb-run -a -s "-screen 0 1280x800x24" cargo run --example "$demo"
 [ -s "$out" ] || { echo "smoke $demo: no screenshot at $out"; exit 1; }
