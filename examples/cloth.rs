@@ -96,15 +96,16 @@ fn scene_rows(
     }
 }
 
-/// The particle mass, applied live to every non-pinned cloth particle.
+/// The particle mass, applied live to every non-pinned particle of the cloth, through its root.
 fn mass_row(
     InMut(ui): InMut<egui::Ui>,
     mut scene: ResMut<ClothScene>,
-    mut particles: Query<&mut InverseMass, With<ClothParticle>>,
+    mut bodies: ParticleBodies,
+    cloths: Query<Entity, With<ClothGrid>>,
 ) {
     let mass = scene.builder.mass;
     field_row(ui, "Mass (kg)", mass, |mass: f32| {
-        let w = InverseMass::from_mass(mass).map_err(|e| e.to_string())?;
+        InverseMass::from_mass(mass).map_err(|e| e.to_string())?;
         if !MASS_RANGE.contains(&mass) {
             return Err(format!(
                 "mass must be between {} and {} kg (got {mass})",
@@ -112,10 +113,10 @@ fn mass_row(
                 MASS_RANGE.end()
             ));
         }
-        for mut inverse_mass in &mut particles {
-            if !inverse_mass.is_pinned() {
-                *inverse_mass = w;
-            }
+        for cloth in &cloths {
+            bodies
+                .set_particle_mass(cloth, mass)
+                .map_err(|e| e.to_string())?;
         }
         scene.builder.mass = mass;
         Ok(())

@@ -1,9 +1,12 @@
 //! What the cloth and fluid demos share, written once: the window and plugins, the pan/zoom
 //! camera with zoom toward the cursor, the egui panel and scene restarts, the optional world
-//! inspector (F1), and the `PBD2D_EXIT_AFTER_FRAMES` / `PBD2D_SCREENSHOT` environment variables.
+//! inspector (F1, [`inspector`]), and the `PBD2D_EXIT_AFTER_FRAMES` / `PBD2D_SCREENSHOT`
+//! environment variables (`PBD2D_INSPECTOR=1` opens the inspector at start).
 //!
 //! Controls: drag a particle with the left mouse button; drag empty space to pan; the mouse
 //! wheel (or `+` / `-`) zooms toward the cursor; W A S D pan; F1 toggles the world inspector.
+
+mod inspector;
 
 use std::path::PathBuf;
 
@@ -18,7 +21,6 @@ use bevy::window::{PrimaryWindow, WindowResolution};
 use bevy_egui::EguiPlugin;
 use bevy_egui::egui;
 use bevy_egui::input::EguiWantsInput;
-use bevy_inspector_egui::quick::WorldInspectorPlugin;
 use bevy_pbd2d::egui_panel::widgets::field_row;
 use bevy_pbd2d::egui_panel::{PbdPanel, PbdPanelPlugin, PbdRestart, mean_step_time};
 use bevy_pbd2d::prelude::*;
@@ -65,8 +67,7 @@ pub fn demo_app(demo: &Demo) -> App {
             PbdPlugins::default(),
             PbdPanelPlugin,
         ))
-        .add_plugins(WorldInspectorPlugin::new().run_if(|shown: Res<InspectorShown>| shown.0))
-        .init_resource::<InspectorShown>()
+        .add_plugins(inspector::BodyInspectorPlugin)
         .insert_resource(InitialView {
             pixels_per_metre: demo.pixels_per_metre,
             centre: demo.view_centre,
@@ -75,7 +76,7 @@ pub fn demo_app(demo: &Demo) -> App {
         .add_systems(Startup, spawn_camera)
         .add_systems(
             PreUpdate,
-            (toggle_inspector, (yield_input_to_egui, zoom).chain()).after(InputSystems),
+            (yield_input_to_egui, zoom).chain().after(InputSystems),
         )
         .add_systems(
             PostUpdate,
@@ -89,17 +90,11 @@ pub fn demo_app(demo: &Demo) -> App {
     app
 }
 
-/// What a scene consists of (constraints and tethers also go with their particles).
-type SceneFilter = Or<(
-    With<Particle>,
-    With<DistanceConstraint>,
-    With<BoundaryParticle>,
-)>;
-
-/// Despawns every particle, constraint and boundary sample (the first half of a restart).
-pub fn despawn_scene(mut commands: Commands, entities: Query<Entity, SceneFilter>) {
-    for entity in &entities {
-        commands.entity(entity).despawn();
+/// Despawns every body: its root, and with it its particles, constraints and boundary samples
+/// (the first half of a restart).
+pub fn despawn_scene(mut commands: Commands, bodies: Query<Entity, With<ParticleBody>>) {
+    for body in &bodies {
+        commands.entity(body).despawn();
     }
 }
 
@@ -210,16 +205,6 @@ fn yield_input_to_egui(wants: Option<Res<EguiWantsInput>>, mut cameras: Query<&m
         if camera.enabled == busy {
             camera.enabled = !busy;
         }
-    }
-}
-
-/// Whether the world inspector (F1) is shown.
-#[derive(Resource, Default)]
-struct InspectorShown(bool);
-
-fn toggle_inspector(keys: Res<ButtonInput<KeyCode>>, mut shown: ResMut<InspectorShown>) {
-    if keys.just_pressed(KeyCode::F1) {
-        shown.0 = !shown.0;
     }
 }
 

@@ -53,6 +53,12 @@ pub enum PbdError {
         /// Largest allowed value.
         max: u64,
     },
+    /// An entity given as a body has no [`ParticleBody`](crate::body::ParticleBody).
+    #[error("{entity} is not a particle body (it has no ParticleBody component)")]
+    NotABody {
+        /// The entity given.
+        entity: bevy::ecs::entity::Entity,
+    },
     /// A scene would contain more particles than [`MAX_PARTICLES`].
     #[error("{requested} particles requested; at most {MAX_PARTICLES} are allowed")]
     TooManyParticles {

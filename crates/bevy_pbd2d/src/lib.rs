@@ -25,6 +25,13 @@
 //!     .run();
 //! ```
 //!
+//! Each builder spawns a body: a root entity ([`ParticleBody`](body::ParticleBody), with a
+//! `Name` such as "Cloth 40 × 30") whose particles and constraints point at it with the
+//! relationships [`ParticleOf`](body::ParticleOf) and [`ConstraintOf`](body::ConstraintOf).
+//! Despawn the root to remove the body; [`ParticleBodies`](body::ParticleBodies) changes its
+//! particles' mass or its constraints' compliance in one call ([`body`] says why these are not
+//! `ChildOf`).
+//!
 //! A particle is an entity with [`Particle`](particle::Particle), which requires
 //! [`Position`](particle::Position), [`Velocity`](particle::Velocity) and
 //! [`InverseMass`](particle::InverseMass). Read and write them like any component between
@@ -54,6 +61,7 @@
 //! | [`IntegratorPlugin`](dynamics::IntegratorPlugin) | prediction with gravity and the velocity update; [`Gravity`](dynamics::Gravity), [`SolverSettings`](dynamics::SolverSettings) |
 //! | [`ConstraintsPlugin`](constraints::ConstraintsPlugin) | distance constraints and long-range attachments (Gauss-Seidel, XPBD) |
 //! | [`FluidPlugin`](fluid::FluidPlugin) | neighbour search, density solve, XSPH, CFL limit, boundary Ψ; [`FluidSettings`](fluid::FluidSettings), [`SolverThreads`] |
+//! | [`BodyPlugin`](body::BodyPlugin) | bodies: the root marker and the relationships to their particles and constraints |
 //! | [`ScenesPlugin`](scenes::ScenesPlugin) | registers the builders' components |
 //! | `PbdPickingPlugin` (feature `picking`) | a `bevy_picking` backend for particles, drag with the mouse |
 //! | `PbdDebugRenderPlugin` (feature `debug_render`) | particles, constraints and axes drawn with gizmos |
@@ -105,6 +113,8 @@
 //! - *How do I apply a force?* Write [`Velocity`](particle::Velocity) before the step (in
 //!   [`PbdSystems::First`]), or add a system to [`PbdSchedule`] after
 //!   [`PbdStepSystems::Predict`].
+//! - *How do I remove one cloth?* Despawn its root (`Cloth::root`, or any entity with
+//!   [`ParticleBody`](body::ParticleBody)): its particles and constraints go with it at once.
 //! - *How do I tear cloth?* Despawn its [`DistanceConstraint`](constraints::DistanceConstraint)
 //!   entities; [`ConstraintState::lambda`](constraints::ConstraintState::lambda) / Δt² is each
 //!   constraint's force (N).
@@ -142,6 +152,7 @@
 
 #![warn(missing_docs)]
 
+pub mod body;
 pub mod constraints;
 pub mod dynamics;
 pub mod error;
@@ -167,6 +178,10 @@ pub use schedule::{PbdSchedule, PbdStepSystems, PbdSystems};
 
 /// The types most apps need: `use bevy_pbd2d::prelude::*;`.
 pub mod prelude {
+    pub use crate::body::{
+        BodyConstraints, BodyParticles, BodyPlugin, ConstraintOf, ParticleBodies, ParticleBody,
+        ParticleOf,
+    };
     pub use crate::constraints::{ConstraintsPlugin, DistanceConstraint, LongRangeAttachment};
     pub use crate::dynamics::{Gravity, IntegratorPlugin, SolverSettings, set_time_step};
     pub use crate::error::PbdError;
@@ -177,7 +192,7 @@ pub mod prelude {
         InverseMass, KinematicTarget, Particle, ParticlePlugin, Position, Velocity,
     };
     pub use crate::scenes::{
-        ClothBuilder, ClothParticle, DamBreakBuilder, FixedCorners, ScenesPlugin,
+        ClothBuilder, ClothGrid, ClothParticle, DamBreakBuilder, FixedCorners, ScenesPlugin,
     };
     pub use crate::schedule::{
         PbdClock, PbdSchedule, PbdSchedulePlugin, PbdStepSystems, PbdSystems,

@@ -1,5 +1,6 @@
 //! Bodies survive Bevy's world serialization: a cloth saved as a `DynamicWorld` and written into
-//! another world (with new entity ids) keeps its constraints and steps exactly as the original.
+//! another world (with new entity ids) keeps its constraints, its root and the relationships
+//! to it, and steps exactly as the original.
 
 mod common;
 
@@ -9,13 +10,15 @@ use bevy::world_serialization::{DynamicWorld, DynamicWorldBuilder};
 use bevy_pbd2d::prelude::*;
 use common::*;
 
-/// Saves the entities of the bodies (particles, constraints, tethers, boundary samples) of
-/// `app`'s world. `DynamicWorld` keeps them sorted by entity, not in the order they are stored.
+/// Saves the entities of the bodies (roots, particles, constraints, tethers, boundary samples)
+/// of `app`'s world. `DynamicWorld` keeps them sorted by entity, not in the order they are
+/// stored.
 fn save_bodies(app: &App) -> DynamicWorld {
     let world = app.world();
     let registry = world.resource::<AppTypeRegistry>().read();
     let bodies = world.iter_entities().filter_map(|e| {
-        let body = e.contains::<Particle>()
+        let body = e.contains::<ParticleBody>()
+            || e.contains::<Particle>()
             || e.contains::<DistanceConstraint>()
             || e.contains::<LongRangeAttachment>()
             || e.contains::<BoundaryParticle>();
@@ -42,7 +45,7 @@ fn a_saved_cloth_loads_into_a_new_world_and_steps_identically() {
     let saved = save_bodies(&original);
     assert_eq!(
         saved.entities.len(),
-        cloth.particles.len() + cloth.constraints.len() + cloth.tethers.len()
+        1 + cloth.particles.len() + cloth.constraints.len() + cloth.tethers.len()
     );
 
     // A new world whose entity ids differ: something else was spawned first.
@@ -60,8 +63,38 @@ fn a_saved_cloth_loads_into_a_new_world_and_steps_identically() {
             .any(|(new, old)| new != old)
     );
 
-    // Every constraint and tether joins the new entities of the particles it joined.
+    // The root keeps its name and grid, and lists the new particles in grid order and the new
+    // constraints; each member points at the new root.
     let world = loaded.world_mut();
+    let root = map[&cloth.root];
+    assert_eq!(world.get::<Name>(root).unwrap().as_str(), "Cloth 12 × 9");
+    assert!(world.get::<ClothGrid>(root).is_some());
+    assert_eq!(
+        &world.get::<BodyParticles>(root).unwrap()[..],
+        &particles[..]
+    );
+    let constraints: Vec<Entity> = cloth
+        .constraints
+        .iter()
+        .chain(&cloth.tethers)
+        .map(|e| map[e])
+        .collect();
+    assert_eq!(
+        &world.get::<BodyConstraints>(root).unwrap()[..],
+        &constraints[..]
+    );
+    assert!(
+        particles
+            .iter()
+            .all(|&p| world.get::<ParticleOf>(p) == Some(&ParticleOf(root)))
+    );
+    assert!(
+        constraints
+            .iter()
+            .all(|&c| world.get::<ConstraintOf>(c) == Some(&ConstraintOf(root)))
+    );
+
+    // Every constraint and tether joins the new entities of the particles it joined.
     for &old in &cloth.constraints {
         let before = original.world().get::<DistanceConstraint>(old).unwrap();
         let after = world.get::<DistanceConstraint>(map[&old]).unwrap();
@@ -95,6 +128,16 @@ fn a_saved_cloth_loads_into_a_new_world_and_steps_identically() {
     // Still hanging from its pins: the constraints held it together.
     let spread = position(&loaded, particles[107]) - position(&loaded, particles[0]);
     assert!(spread.length() > 1.5, "{spread}");
+
+    // The loaded root is the body: despawning it removes every loaded member.
+    loaded.world_mut().despawn(root);
+    let world = loaded.world();
+    assert!(
+        particles
+            .iter()
+            .chain(&constraints)
+            .all(|&e| world.get_entity(e).is_err())
+    );
 }
 
 #[test]

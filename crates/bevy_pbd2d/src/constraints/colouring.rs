@@ -11,42 +11,74 @@ pub(crate) const FRESH_COLOURS_FROM: usize = 64;
 /// Colours from which classes share colours again ([`colour_order`]).
 pub(crate) const FRESH_COLOURS_BELOW: u32 = 48;
 
-/// A Gauss-Seidel order of `rows` by greedy graph colouring. The constraints are coloured
-/// class by class, a class being the constraints with the same row offset b − a (a grid's
-/// horizontal, vertical or diagonal edges), classes in the order their first constraint was
-/// created and each class in order of a: each constraint gets the smallest colour (0 ..= 63) not
-/// yet used by a constraint sharing one of its particles and, in a class of at least
-/// [`FRESH_COLOURS_FROM`] constraints, above every colour used before the class (while those
-/// are fewer than [`FRESH_COLOURS_BELOW`]). In a class with |b − a| > 1, runs of consecutive a
+/// A Gauss-Seidel order of `rows` by greedy graph colouring, each connected set of
+/// constraints (a body: constraints that share no particle, directly or through others, with
+/// the rest) coloured on its own ([`components`]), so that a body's colours, and so the order
+/// its constraints are projected in, are those it has alone: two cloths step as each would
+/// without the other. Within a component, the constraints are coloured class by class, a
+/// class being the constraints with the same row offset b − a (a grid's horizontal, vertical
+/// or diagonal edges), classes in the order their first constraint was created and each class
+/// in order of a: each constraint gets the smallest colour (0 ..= 63) not yet used by a
+/// constraint sharing one of its particles and, in a class of at least [`FRESH_COLOURS_FROM`]
+/// constraints, above every colour used before the class in its component (while those are
+/// fewer than [`FRESH_COLOURS_BELOW`]). In a class with |b − a| > 1, runs of consecutive a
 /// prefer the class's first and second colour in turn when that colour is free: a row of a
 /// grid's diagonals then takes one colour whole and the next row the other (the smallest free
 /// colour alone would put each row's first diagonal into the colour of the row above); a grid's
 /// vertical edges form one run and fall back to the smallest free colour, which alternates by
-/// row. The order lists colour 0's constraints first, then colour 1's and so on, so the
-/// constraints created first are projected first (a grid's edges of one direction take two
-/// colours of long runs of consecutive rows, which the projection moves together). Within a
-/// colour no two constraints share a particle (when no colour is left, a constraint gets colour
-/// 63, whose constraints may share particles: still correct, only projected one at a time), so
-/// their order does not change the positions (except the fixed direction coincident particles
-/// are pushed apart in, which depends on the position in the order): they are sorted by b − a,
-/// then a, and each run's constraints beyond a whole number of projection groups move behind
-/// the colour's whole groups (`whole_groups_first`). The overflow colour keeps the colouring
-/// order. `particles` is the number of particle rows. Returns the order and the colour of each
-/// constraint in that order.
+/// row. The order lists colour 0's constraints first (of every component), then colour 1's and
+/// so on, so the constraints created first are projected first (a grid's edges of one direction
+/// take two colours of long runs of consecutive rows, which the projection moves together).
+/// Within a colour no two constraints share a particle (when no colour is left, a constraint
+/// gets colour 63, whose constraints may share particles: still correct, only projected one at
+/// a time), so their order does not change the positions (except the fixed direction coincident
+/// particles are pushed apart in, which depends on the position in the order): they are sorted
+/// by b − a, then a, and each run's constraints beyond a whole number of projection groups move
+/// behind the colour's whole groups (`whole_groups_first`). The overflow colour keeps the
+/// colouring order. `particles` is the number of particle rows. Returns the order and the
+/// colour of each constraint in that order.
 pub fn colour_order(rows: &[DistanceRow], particles: usize) -> (Vec<usize>, Vec<u8>) {
     let offset = |k: usize| i64::from(rows[k].b) - i64::from(rows[k].a);
-    let mut first_of_offset = bevy::platform::collections::HashMap::new();
-    for k in 0..rows.len() {
-        first_of_offset.entry(offset(k)).or_insert(k);
-    }
-    let mut colouring: Vec<usize> = (0..rows.len()).collect();
-    colouring.sort_by_key(|&k| (first_of_offset[&offset(k)], rows[k].a));
     let mut used = vec![0u64; particles];
     let mut colour = vec![0u8; rows.len()];
+    let mut colouring = Vec::with_capacity(rows.len());
+    for mut component in components(rows, particles) {
+        colour_component(rows, &mut component, &mut used, &mut colour);
+        colouring.extend_from_slice(&component);
+    }
+    let mut order = colouring;
+    order.sort_by_key(|&k| match colour[k] {
+        OVERFLOW_COLOUR => (OVERFLOW_COLOUR, 0, 0),
+        c => (c, offset(k), rows[k].a),
+    });
+    for same in order.chunk_by_mut(|&j, &k| colour[j] == colour[k]) {
+        if colour[same[0]] != OVERFLOW_COLOUR {
+            whole_groups_first(same, rows, particles);
+        }
+    }
+    let colours = order.iter().map(|&k| colour[k]).collect();
+    (order, colours)
+}
+
+/// Colours the constraints `component` (indices into `rows`, sharing no particle with any other
+/// component), as [`colour_order`] describes: sorts `component` into colouring order (class by
+/// class) and writes each one's colour. `used` holds the colours taken at each particle row.
+fn colour_component(
+    rows: &[DistanceRow],
+    component: &mut [usize],
+    used: &mut [u64],
+    colour: &mut [u8],
+) {
+    let offset = |k: usize| i64::from(rows[k].b) - i64::from(rows[k].a);
+    let mut first_of_offset = bevy::platform::collections::HashMap::new();
+    for &k in component.iter() {
+        first_of_offset.entry(offset(k)).or_insert(k);
+    }
+    component.sort_by_key(|&k| (first_of_offset[&offset(k)], rows[k].a));
     // A large class starts at a colour no earlier class used, so that its colours hold it alone
     // (a grid's border edges do not fall into another direction's colours).
     let mut fresh = 0u32;
-    for class in colouring.chunk_by(|&j, &k| offset(j) == offset(k)) {
+    for class in component.chunk_by(|&j, &k| offset(j) == offset(k)) {
         let first = if class.len() >= FRESH_COLOURS_FROM && fresh < FRESH_COLOURS_BELOW {
             fresh
         } else {
@@ -76,18 +108,41 @@ pub fn colour_order(rows: &[DistanceRow], particles: usize) -> (Vec<usize>, Vec<
             fresh = fresh.max(u32::from(c) + 1);
         }
     }
-    let mut order = colouring;
-    order.sort_by_key(|&k| match colour[k] {
-        OVERFLOW_COLOUR => (OVERFLOW_COLOUR, 0, 0),
-        c => (c, offset(k), rows[k].a),
-    });
-    for same in order.chunk_by_mut(|&j, &k| colour[j] == colour[k]) {
-        if colour[same[0]] != OVERFLOW_COLOUR {
-            whole_groups_first(same, rows, particles);
+}
+
+/// The connected components of the constraint graph (particles as nodes, constraints as edges)
+/// of `rows`, whose particle rows are below `particles`: each component's constraint indices
+/// in increasing order, components in the order of their first constraint. One component
+/// (a single body) comes back as all of `0 .. rows.len()`.
+pub(crate) fn components(rows: &[DistanceRow], particles: usize) -> Vec<Vec<usize>> {
+    // Union-find over particle rows, with path halving.
+    let mut parent: Vec<u32> = (0..particles as u32).collect();
+    fn find(parent: &mut [u32], mut i: u32) -> u32 {
+        while parent[i as usize] != i {
+            let grandparent = parent[parent[i as usize] as usize];
+            parent[i as usize] = grandparent;
+            i = grandparent;
+        }
+        i
+    }
+    for row in rows {
+        let (a, b) = (find(&mut parent, row.a), find(&mut parent, row.b));
+        if a != b {
+            parent[a.max(b) as usize] = a.min(b);
         }
     }
-    let colours = order.iter().map(|&k| colour[k]).collect();
-    (order, colours)
+    // Component number of each particle root, in the order of the components' first constraint.
+    let mut number = vec![u32::MAX; particles];
+    let mut out: Vec<Vec<usize>> = Vec::new();
+    for (k, row) in rows.iter().enumerate() {
+        let root = find(&mut parent, row.a) as usize;
+        if number[root] == u32::MAX {
+            number[root] = out.len() as u32;
+            out.push(Vec::new());
+        }
+        out[number[root] as usize].push(k);
+    }
+    out
 }
 
 /// Reorders one colour's constraints (sorted by b − a, then a) so that the projection's groups

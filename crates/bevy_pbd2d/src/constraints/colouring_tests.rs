@@ -127,3 +127,59 @@ pub(crate) fn cloth_rows(width: u32, height: u32) -> Vec<DistanceRow> {
         })
         .collect()
 }
+
+/// `rows` with every particle row shifted by `by`.
+fn shifted(rows: &[DistanceRow], by: u32) -> Vec<DistanceRow> {
+    rows.iter()
+        .map(|r| DistanceRow {
+            a: r.a + by,
+            b: r.b + by,
+            ..*r
+        })
+        .collect()
+}
+
+/// Each constraint's colour, by constraint index.
+fn colour_of(rows: &[DistanceRow], particles: usize) -> Vec<u8> {
+    let (order, colours) = colour_order(rows, particles);
+    let mut of = vec![0; rows.len()];
+    for (&k, &c) in order.iter().zip(&colours) {
+        of[k] = c;
+    }
+    of
+}
+
+#[test]
+fn each_body_gets_the_colours_it_has_alone() {
+    // Two grids of different widths (so their direction classes differ), the second after the
+    // first in rows and constraints, and a single pair.
+    let (a, b) = (cloth_rows(12, 9), cloth_rows(10, 8));
+    let mut rows = a.clone();
+    rows.extend(shifted(&b, 12 * 9));
+    rows.push(DistanceRow {
+        a: 12 * 9 + 80,
+        b: 12 * 9 + 81,
+        ..b[0]
+    });
+    let particles = 12 * 9 + 80 + 2;
+    let parts = components(&rows, particles);
+    assert_eq!(parts.len(), 3);
+    assert_eq!(parts[0], (0..a.len()).collect::<Vec<_>>());
+    assert_eq!(parts[1], (a.len()..a.len() + b.len()).collect::<Vec<_>>());
+    assert_eq!(parts[2], vec![rows.len() - 1]);
+    let both = colour_of(&rows, particles);
+    assert_eq!(both[..a.len()], colour_of(&a, 12 * 9));
+    assert_eq!(both[a.len()..a.len() + b.len()], colour_of(&b, 80));
+    assert_eq!(both[rows.len() - 1], 0);
+    // Together they took colours the first grid alone would have given the second's classes
+    // differently: the test would pass trivially if both were coloured alike anyway.
+    let mut joined = a.clone();
+    joined.extend(shifted(&b, 12 * 9));
+    joined.push(DistanceRow {
+        a: 0,
+        b: 12 * 9,
+        ..b[0]
+    });
+    let one = colour_of(&joined, 12 * 9 + 80);
+    assert_ne!(one[a.len()..a.len() + b.len()], colour_of(&b, 80));
+}

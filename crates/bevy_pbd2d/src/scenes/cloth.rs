@@ -3,6 +3,7 @@
 
 use bevy::prelude::*;
 
+use crate::body::{BodyParticles, ConstraintOf, ParticleBody, ParticleOf};
 use crate::constraints::distance::DistanceConstraint;
 use crate::constraints::tether::LongRangeAttachment;
 use crate::error::{PbdError, in_range, non_negative, particle_budget, positive};
@@ -72,6 +73,41 @@ pub struct ClothParticle {
     pub row: u32,
 }
 
+/// On the root of a cloth spawned by [`ClothBuilder`]: the size of its grid. A mesh renderer
+/// reads the particles in grid order with [`ClothGrid::cells`].
+#[derive(Component, Reflect, Debug, Clone, Copy, PartialEq, Eq)]
+#[reflect(Component, Debug, PartialEq)]
+#[require(ParticleBody)]
+pub struct ClothGrid {
+    /// Particles per row.
+    pub width: u32,
+    /// Particles per column.
+    pub height: u32,
+}
+
+impl ClothGrid {
+    /// The cloth's particles in grid order, row-major (`row * width + column`): `None` where a
+    /// particle is gone (despawned, or moved to another body). `particles` is the root's
+    /// [`BodyParticles`], `cells` reads each particle's [`ClothParticle`]; a particle without
+    /// one, or outside the grid, is skipped.
+    pub fn cells(
+        &self,
+        particles: &BodyParticles,
+        cells: &Query<&ClothParticle>,
+    ) -> Vec<Option<Entity>> {
+        let mut grid = vec![None; self.width as usize * self.height as usize];
+        for particle in particles.iter() {
+            if let Ok(cell) = cells.get(particle)
+                && cell.column < self.width
+                && cell.row < self.height
+            {
+                grid[(cell.row * self.width + cell.column) as usize] = Some(particle);
+            }
+        }
+        grid
+    }
+}
+
 /// The largest width or height accepted by [`ClothBuilder`].
 pub const MAX_CLOTH_SIDE: u32 = 2000;
 
@@ -116,9 +152,14 @@ impl Default for ClothBuilder {
     }
 }
 
-/// What [`ClothBuilder::spawn`] created.
-#[derive(Debug, Clone, Default)]
+/// What [`ClothBuilder::spawn`] created. Keep `root`: it is the cloth (despawn it to remove the
+/// cloth; its [`BodyParticles`] and [`BodyConstraints`](crate::body::BodyConstraints) list the
+/// entities below). The lists are for use right away, in the system that spawned the cloth,
+/// before its commands are applied and the relationships filled.
+#[derive(Debug, Clone)]
 pub struct Cloth {
+    /// The root entity: [`ParticleBody`], [`ClothGrid`] and a `Name` ("Cloth 40 × 30").
+    pub root: Entity,
     /// Particle entities, row-major (`row * width + column`).
     pub particles: Vec<Entity>,
     /// Constraint entities: horizontal, then vertical, then diagonal pairs.
@@ -173,7 +214,8 @@ impl ClothBuilder {
         pairs
     }
 
-    /// Spawns the particles and constraints.
+    /// Spawns the cloth: a root entity, and the particles and constraints related to it
+    /// ([`ParticleOf`], [`ConstraintOf`]).
     ///
     /// # Errors
     /// As [`ClothBuilder::validate`]; nothing is spawned on error.
@@ -181,7 +223,21 @@ impl ClothBuilder {
         self.validate()?;
         let w = InverseMass::from_mass(self.mass)?;
         let pinned = self.fixed.indices(self.width, self.height);
-        let mut cloth = Cloth::default();
+        let root = commands
+            .spawn((
+                Name::new(format!("Cloth {} × {}", self.width, self.height)),
+                ClothGrid {
+                    width: self.width,
+                    height: self.height,
+                },
+            ))
+            .id();
+        let mut cloth = Cloth {
+            root,
+            particles: Vec::new(),
+            constraints: Vec::new(),
+            tethers: Vec::new(),
+        };
         for i in 0..self.height {
             for j in 0..self.width {
                 let index = i * self.width + j;
@@ -197,6 +253,7 @@ impl ClothBuilder {
                             Position(self.position(i, j)),
                             inverse_mass,
                             ClothParticle { column: j, row: i },
+                            ParticleOf(root),
                         ))
                         .id(),
                 );
@@ -208,7 +265,9 @@ impl ClothBuilder {
                 rest_length: rest,
                 compliance: self.compliance,
             };
-            cloth.constraints.push(commands.spawn(constraint).id());
+            cloth
+                .constraints
+                .push(commands.spawn((constraint, ConstraintOf(root))).id());
         }
         if self.long_range_attachments {
             for &pin in &pinned {
@@ -224,7 +283,9 @@ impl ClothBuilder {
                             anchor: cloth.particles[pin as usize],
                             max_distance: (self.position(i, j) - anchor).length(),
                         };
-                        cloth.tethers.push(commands.spawn(tether).id());
+                        cloth
+                            .tethers
+                            .push(commands.spawn((tether, ConstraintOf(root))).id());
                     }
                 }
             }

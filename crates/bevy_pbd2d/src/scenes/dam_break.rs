@@ -3,6 +3,7 @@
 
 use bevy::prelude::*;
 
+use crate::body::{ParticleBody, ParticleOf};
 use crate::error::{PbdError, finite_vec2, in_range, particle_budget};
 use crate::fluid::{BoundaryParticle, FluidParticle, FluidSettings};
 use crate::particle::{InverseMass, Position};
@@ -36,9 +37,14 @@ impl Default for DamBreakBuilder {
     }
 }
 
-/// What [`DamBreakBuilder::spawn`] created.
-#[derive(Debug, Clone, Default)]
+/// What [`DamBreakBuilder::spawn`] created. Keep `root`: it is the dam break (despawn it to
+/// remove the fluid and its box; its [`BodyParticles`](crate::body::BodyParticles) lists the
+/// fluid particles, then the boundary samples). The lists are for use right away, before the
+/// spawning commands are applied.
+#[derive(Debug, Clone)]
 pub struct DamBreak {
+    /// The root entity: [`ParticleBody`] and a `Name` ("Dam break 30 × 30").
+    pub root: Entity,
     /// Fluid particle entities, row-major from the bottom row.
     pub fluid: Vec<Entity>,
     /// Boundary sample entities.
@@ -104,7 +110,8 @@ impl DamBreakBuilder {
         )
     }
 
-    /// Spawns the fluid particles (w = 1/m) and boundary samples.
+    /// Spawns the dam break: a root entity, and the fluid particles (w = 1/m) and boundary
+    /// samples related to it ([`ParticleOf`]).
     ///
     /// # Errors
     /// As [`DamBreakBuilder::validate`] and [`FluidSettings::validate`]; nothing is spawned on error.
@@ -116,16 +123,28 @@ impl DamBreakBuilder {
         self.validate()?;
         settings.validate()?;
         let w = InverseMass::from_mass(settings.particle_mass())?;
+        let name = format!("Dam break {} × {}", self.width, self.height);
+        let root = commands.spawn((ParticleBody, Name::new(name))).id();
         let fluid = self
             .fluid_positions(settings)
             .into_iter()
-            .map(|p| commands.spawn((FluidParticle, Position(p), w)).id())
+            .map(|p| {
+                let particle = (FluidParticle, Position(p), w, ParticleOf(root));
+                commands.spawn(particle).id()
+            })
             .collect();
         let boundary = self
             .boundary_positions(settings)
             .into_iter()
-            .map(|p| commands.spawn((BoundaryParticle, Position(p))).id())
+            .map(|p| {
+                let sample = (BoundaryParticle, Position(p), ParticleOf(root));
+                commands.spawn(sample).id()
+            })
             .collect();
-        Ok(DamBreak { fluid, boundary })
+        Ok(DamBreak {
+            root,
+            fluid,
+            boundary,
+        })
     }
 }

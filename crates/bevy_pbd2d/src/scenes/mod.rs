@@ -3,19 +3,20 @@
 pub mod cloth;
 pub mod dam_break;
 
-pub use cloth::{Cloth, ClothBuilder, ClothParticle, FixedCorners};
+pub use cloth::{Cloth, ClothBuilder, ClothGrid, ClothParticle, FixedCorners};
 pub use dam_break::{DamBreak, DamBreakBuilder};
 
 use bevy::prelude::*;
 
-/// Registers the components the body builders add ([`ClothParticle`], [`FixedCorners`]), so
-/// that inspectors and world serialization see them.
+/// Registers the components the body builders add ([`ClothParticle`], [`ClothGrid`],
+/// [`FixedCorners`]), so that inspectors and world serialization see them.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ScenesPlugin;
 
 impl Plugin for ScenesPlugin {
     fn build(&self, app: &mut App) {
         app.register_type::<ClothParticle>()
+            .register_type::<ClothGrid>()
             .register_type::<FixedCorners>();
     }
 }
