@@ -79,6 +79,12 @@ pub struct PbdStats {
     pub avg_density_error_percent: f32,
     /// Largest |‖x₁ − x₂‖ − d|/d over distance constraints after the last solve.
     pub max_relative_stretch: f32,
+    /// Fluid particles a boundary sample's disc stopped in the last step
+    /// ([`contacts`](crate::fluid::contacts)).
+    pub boundary_contacts: usize,
+    /// Fluid particles that started the last step inside a boundary sample's disc and were
+    /// pushed out ([`contacts`](crate::fluid::contacts)).
+    pub embedded_particles: usize,
     /// Per-phase wall times of the last step.
     pub phases: PhaseTimes,
     /// Why steps are currently skipped (invalid settings, Δt ≤ 0), if they are.

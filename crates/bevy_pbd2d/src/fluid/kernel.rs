@@ -15,7 +15,6 @@
 
 use core::ops::{Add, Div, Mul, Sub};
 
-#[cfg(test)]
 use bevy::math::Vec2;
 
 /// The cubic spline kernel for a fixed support radius h (m).
@@ -75,6 +74,13 @@ impl CubicSpline {
             q.select_le(s(0.5), inner_w, outer_w),
             q.select_le(s(0.5), inner_s, outer_s),
         )
+    }
+
+    /// (W, ∇W) at offset r = xᵢ − xⱼ with ‖r‖ = `d`, on one scalar lane (the contacts' kernel).
+    #[inline]
+    pub(crate) fn scalar(&self, r: Vec2, d: f32) -> (f32, Vec2) {
+        let (w, s) = self.terms(d);
+        (w, r * s)
     }
 
     /// (W, ∇W) at offset r = xᵢ − xⱼ with ‖r‖ = `d` (one lane of [`CubicSpline::batch`]; the
@@ -145,6 +151,23 @@ macro_rules! wide_kernel_lanes {
 }
 wide_kernel_lanes!(wide::f32x4);
 wide_kernel_lanes!(wide::f32x8);
+
+/// One lane: the scalar kernel of the contacts (the same operations as a lane of the others).
+impl KernelLanes for f32 {
+    #[inline(always)]
+    fn splat(v: f32) -> Self {
+        v
+    }
+    #[inline(always)]
+    fn fast_max(self, other: Self) -> Self {
+        // As `maxps`: `other` unless `self` is the larger (so `other` where either is NaN).
+        if self > other { self } else { other }
+    }
+    #[inline(always)]
+    fn select_le(self, rhs: Self, if_true: Self, if_false: Self) -> Self {
+        if self <= rhs { if_true } else { if_false }
+    }
+}
 
 #[cfg(target_arch = "x86_64")]
 impl KernelLanes for crate::simd::Avx8 {
@@ -252,6 +275,26 @@ mod tests {
             assert!(
                 (g - fd).length() <= 2e-3 * fd.length().max(1.0),
                 "r {r}: {g} vs {fd}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_scalar_kernel_has_the_bits_of_a_lane() {
+        let k = CubicSpline::new(0.1);
+        for &(x, y) in &[
+            (0.0, 0.0),
+            (0.01, 0.02),
+            (0.04, -0.03),
+            (0.07, 0.05),
+            (0.1, 0.0),
+        ] {
+            let r = Vec2::new(x, y);
+            let (w, g) = k.scalar(r, r.length());
+            let (wl, gl) = k.value_and_gradient(r, r.length());
+            assert_eq!(
+                (w.to_bits(), g.x.to_bits(), g.y.to_bits()),
+                (wl.to_bits(), gl.x.to_bits(), gl.y.to_bits())
             );
         }
     }

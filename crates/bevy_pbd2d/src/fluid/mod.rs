@@ -2,7 +2,8 @@
 //!
 //! Per step: the fluid neighbour search ([`find_fluid_neighbors`]), the density constraint
 //! solve ([`density`]), the velocity update (shared with all particles) and XSPH viscosity
-//! ([`viscosity`]). Boundary samples get their pseudo-mass Ψ in [`boundary`].
+//! ([`viscosity`]). Boundary samples get their pseudo-mass Ψ in [`boundary`], and are walls
+//! fluid cannot cross ([`contacts`]).
 //!
 //! Fluid particles are particles ([`Particle`](crate::particle::Particle)) with
 //! [`FluidParticle`]; all fluid particles have the mass m = (2r)²ρ0 of [`FluidSettings`]. A
@@ -12,6 +13,7 @@
 pub mod boundary;
 pub mod cfl;
 mod components;
+pub mod contacts;
 pub mod density;
 pub(crate) mod grid;
 pub(crate) mod kernel;
@@ -26,6 +28,7 @@ use bevy::prelude::*;
 
 pub use crate::particle::FluidParticle;
 pub use components::{BoundaryIndex, BoundaryParticle, PseudoMass};
+pub use contacts::BoundaryContactState;
 pub use neighbors::{NeighborState, find_fluid_neighbors};
 pub use settings::FluidSettings;
 
@@ -60,7 +63,8 @@ impl Plugin for FluidPlugin {
             .register_type::<SolverThreads>()
             .init_resource::<NeighborState>()
             .init_resource::<DensityState>()
-            .init_resource::<XsphState>();
+            .init_resource::<XsphState>()
+            .init_resource::<BoundaryContactState>();
         StepChecks::add::<FluidSettings>(app);
         StepChecks::add::<SolverThreads>(app);
         app.add_observer(boundary::mark_boundary_dirty::<Add, BoundaryParticle>)
@@ -74,11 +78,16 @@ impl Plugin for FluidPlugin {
                     .chain()
                     .in_set(PbdPrepared)
                     .after(copy_particles_in),
-                cfl::limit_fluid_speed
+                (cfl::limit_fluid_speed, contacts::record_start_positions)
                     .in_set(PbdStepSystems::Predict)
                     .before(predict),
                 find_fluid_neighbors.in_set(PbdStepSystems::FindNeighbors),
-                density::solve_density_constraints
+                (
+                    contacts::prepare_boundary_contacts,
+                    density::solve_density_constraints,
+                    contacts::resolve_boundary_contacts,
+                )
+                    .chain()
                     .in_set(PbdStepSystems::SolveConstraints)
                     .after(solve_distance_constraints),
                 (viscosity::apply_xsph_viscosity, cfl::limit_fluid_speed)

@@ -97,7 +97,6 @@ impl NeighborLists {
 
     /// Boundary neighbours of the chunk's k-th row.
     #[inline]
-    #[cfg(test)]
     pub fn boundary_of(&self, k: usize) -> &[u32] {
         &self.boundary[self.boundary_start[k] as usize..self.boundary_start[k + 1] as usize]
     }

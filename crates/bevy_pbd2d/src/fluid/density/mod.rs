@@ -35,6 +35,15 @@ use bevy::prelude::*;
 
 pub use state::{DensityRow, DensityState, GradientRing};
 
+/// Longest position correction of one density iteration, in particle radii r: |ω Δxᵢ| ≤ r.
+///
+/// The correction is a Newton step, −C ∇C/|∇C|²: where ∇C nearly vanishes while C > 0 (a
+/// packed fluid, a particle deep in a wall's density) it is metres long, and an overfull box
+/// threw particles across itself in one iteration. A correction is cut to this length in its
+/// own direction; the next iterations go on from there. The reference dam break never asks for
+/// more than 1.1 r in a whole step, so this never cuts there.
+pub const MAX_STEP_RADII: f32 = 1.5;
+
 use crate::fluid::neighbors::NeighborState;
 use crate::fluid::settings::FluidSettings;
 use crate::parallel::SolverThreads;

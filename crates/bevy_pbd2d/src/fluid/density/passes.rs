@@ -26,6 +26,8 @@ pub(crate) struct Fluid<'a> {
     pub inv_rest_density: f32,
     pub epsilon: f32,
     pub over_relaxation: f32,
+    /// Longest correction ω Δxᵢ of one iteration (m): [`MAX_STEP_RADII`] r.
+    pub max_step: f32,
     pub boundary_x: &'a [Vec2],
     pub boundary_psi: &'a [f32],
 }

@@ -22,6 +22,7 @@
 use bevy::prelude::*;
 use wide::f32x8;
 
+use crate::fluid::density::MAX_STEP_RADII;
 use crate::fluid::density::passes::{Fluid, PairLanes};
 use crate::fluid::density::state::{DensityRow, DensityState};
 use crate::fluid::kernel::CubicSpline;
@@ -96,7 +97,8 @@ impl Fluid<'_> {
                     for (l, (next, &wi)) in corrected.iter_mut().zip(w).enumerate() {
                         *next = x[block.start + g * GROUP + l];
                         if wi > 0.0 {
-                            *next += self.over_relaxation * delta[l];
+                            *next +=
+                                (self.over_relaxation * delta[l]).clamp_length_max(self.max_step);
                         }
                     }
                 }
@@ -170,6 +172,7 @@ pub(super) fn solve_on(
         inv_rest_density: 1.0 / settings.rest_density,
         epsilon: settings.epsilon,
         over_relaxation: settings.over_relaxation,
+        max_step: MAX_STEP_RADII * settings.particle_radius,
         boundary_x: &state.boundary_x,
         boundary_psi: &state.boundary_psi,
     };

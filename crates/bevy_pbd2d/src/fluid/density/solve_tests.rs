@@ -381,3 +381,48 @@ fn the_pipelines_have_the_bits_of_the_phases() {
         }
     }
 }
+
+/// One iteration of a particle 10⁻⁴ m above a floor sample, where ∇C nearly vanishes while C > 0:
+/// its Newton step is ~100 r long; the iteration moves it by [`MAX_STEP_RADII`] r, along the
+/// same direction (up, away from the floor), on every schedule.
+#[test]
+fn one_iteration_moves_a_particle_at_most_the_step_cap() {
+    let settings = FluidSettings {
+        max_iterations: 1,
+        ..default()
+    };
+    let r = settings.particle_radius;
+    let scene = DamBreakBuilder::default();
+    let floor = scene.boundary_positions(&settings)[60];
+    let start = floor + Vec2::new(0.0, 1e-4);
+    for schedule in [PIPELINE, PIPELINES, PHASES] {
+        let mut state = SolverState {
+            x: vec![start],
+            boundary_x: scene.boundary_positions(&settings),
+            fluid_count: 1,
+            w: vec![1.0 / settings.particle_mass()],
+            ..default()
+        };
+        let mut boundary_grid = SpatialHashGrid::default();
+        boundary_grid.build(&state.boundary_x, settings.support_radius);
+        let kernel = CubicSpline::new(settings.support_radius);
+        state.boundary_psi = pseudo_masses(
+            &state.boundary_x,
+            &boundary_grid,
+            &kernel,
+            settings.rest_density,
+        );
+        let (mut chunks, mut scratch) = (Vec::new(), DensityState::default());
+        solve_state(&settings, &mut state, &mut chunks, &mut scratch, schedule);
+        let step = state.x[0] - start;
+        assert!(
+            (step.length() - MAX_STEP_RADII * r).abs() < 1e-6,
+            "moved {} r",
+            step.length() / r
+        );
+        assert!(
+            step.y > 0.99 * step.length(),
+            "along the Newton step: {step}"
+        );
+    }
+}
