@@ -41,6 +41,18 @@ pub enum PbdError {
         /// Largest allowed value.
         max: f64,
     },
+    /// A value outside its allowed range.
+    #[error("{name} must be between {min} and {max} (got {value})")]
+    NotInRange {
+        /// What the value is.
+        name: &'static str,
+        /// The refused value.
+        value: f64,
+        /// Smallest allowed value.
+        min: f64,
+        /// Largest allowed value.
+        max: f64,
+    },
     /// A count (width, height, iterations …) outside its allowed range.
     #[error("{name} must be between {min} and {max} (got {value})")]
     OutOfRange {
@@ -105,6 +117,24 @@ pub fn at_most(name: &'static str, value: f32, max: f32) -> Result<f32, PbdError
             name,
             value: value as f64,
             max: max as f64,
+        })
+    }
+}
+
+/// `Ok(value)` when `value` lies in `range`, else [`PbdError::NotInRange`] (NaN is in no range).
+pub fn within(
+    name: &'static str,
+    value: f32,
+    range: core::ops::RangeInclusive<f32>,
+) -> Result<f32, PbdError> {
+    if range.contains(&value) {
+        Ok(value)
+    } else {
+        Err(PbdError::NotInRange {
+            name,
+            value: value as f64,
+            min: *range.start() as f64,
+            max: *range.end() as f64,
         })
     }
 }

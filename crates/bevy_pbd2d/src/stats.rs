@@ -85,6 +85,9 @@ pub struct PbdStats {
     /// Fluid particles that started the last step inside a boundary sample's disc and were
     /// pushed out ([`contacts`](crate::fluid::contacts)).
     pub embedded_particles: usize,
+    /// Particles the runaway guard took out in the last step
+    /// ([`runaway`](crate::particle::runaway)).
+    pub runaways: usize,
     /// Per-phase wall times of the last step.
     pub phases: PhaseTimes,
     /// Why steps are currently skipped (invalid settings, Δt ≤ 0), if they are.

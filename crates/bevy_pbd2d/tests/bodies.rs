@@ -270,3 +270,43 @@ fn a_despawned_particle_leaves_its_body_and_a_hole_in_the_grid() {
     );
     assert_eq!(stats(&app).constraints, cloth.constraints.len() - 8);
 }
+
+#[test]
+fn a_translated_cloth_moves_on_as_it_would_have_there() {
+    let offset = Vec2::new(5.0, -3.0);
+    let mut app = app(0.01);
+    let moved = spawn_cloth(&mut app, left());
+    let mut reference = common::app(0.01);
+    let there = spawn_cloth(
+        &mut reference,
+        ClothBuilder {
+            origin: left().origin + offset,
+            ..left()
+        },
+    );
+    run_steps(&mut app, 30);
+    run_steps(&mut reference, 30);
+    let root = moved.root;
+    let count = with_bodies(&mut app, move |mut bodies| {
+        bodies.translate(root, offset).unwrap()
+    });
+    assert_eq!(count, moved.particles.len());
+    // Mid-swing: the translated cloth keeps its velocities and its shape; it then swings as
+    // the cloth built there does (positions equal up to rounding of the offset).
+    run_steps(&mut app, 70);
+    run_steps(&mut reference, 70);
+    let worst = moved
+        .particles
+        .iter()
+        .zip(&there.particles)
+        .map(|(&a, &b)| (position(&app, a) - position(&reference, b)).length())
+        .fold(0.0, f32::max);
+    assert!(worst < 1e-3, "{worst} m apart");
+    assert!(stats(&app).max_relative_stretch < 0.05);
+    let error = with_bodies(&mut app, move |mut bodies| {
+        bodies
+            .translate(root, Vec2::new(f32::NAN, 0.0))
+            .unwrap_err()
+    });
+    assert!(matches!(error, PbdError::NotFinite { .. }));
+}

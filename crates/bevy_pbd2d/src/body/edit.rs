@@ -5,8 +5,9 @@ use bevy::prelude::*;
 
 use crate::body::components::{BodyConstraints, BodyParticles, ParticleBody};
 use crate::constraints::DistanceConstraint;
-use crate::error::{PbdError, non_negative};
-use crate::particle::{FluidParticle, InverseMass, Particle};
+use crate::constraints::distance::check_compliance;
+use crate::error::{PbdError, finite_vec2};
+use crate::particle::{FluidParticle, InverseMass, KinematicTarget, Particle, Position};
 
 /// Reads and edits whole bodies through their root ([`ParticleBody`]): a system parameter.
 ///
@@ -36,6 +37,7 @@ pub struct ParticleBodies<'w, 's> {
     >,
     masses: Query<'w, 's, &'static mut InverseMass, (With<Particle>, Without<FluidParticle>)>,
     distances: Query<'w, 's, &'static mut DistanceConstraint>,
+    positions: Query<'w, 's, (&'static mut Position, Option<&'static mut KinematicTarget>)>,
 }
 
 impl ParticleBodies<'_, '_> {
@@ -65,7 +67,7 @@ impl ParticleBodies<'_, '_> {
     /// assumes); boundary samples have none. Returns how many particles it set.
     ///
     /// # Errors
-    /// [`PbdError::NotPositive`] when `mass` is not finite and > 0 (nothing is changed);
+    /// As [`InverseMass::from_mass`] (nothing is changed);
     /// [`PbdError::NotABody`] when `body` has no [`ParticleBody`].
     pub fn set_particle_mass(&mut self, body: Entity, mass: f32) -> Result<usize, PbdError> {
         let w = InverseMass::from_mass(mass)?;
@@ -87,16 +89,42 @@ impl ParticleBodies<'_, '_> {
     /// compliance and are left as they are).
     ///
     /// # Errors
-    /// [`PbdError::Negative`] when `compliance` is negative, NaN or infinite (nothing is
-    /// changed); [`PbdError::NotABody`] when `body` has no [`ParticleBody`].
+    /// As [`check_compliance`] (nothing is changed); [`PbdError::NotABody`] when `body` has no
+    /// [`ParticleBody`].
     pub fn set_compliance(&mut self, body: Entity, compliance: f32) -> Result<usize, PbdError> {
-        let compliance = non_negative("compliance (m/N)", compliance)?;
+        let compliance = check_compliance(compliance)?;
         let (_, constraints) = self.bodies.get(body).map_err(|_| not_a_body(body))?;
         let mut count = 0;
         for constraint in constraints.into_iter().flat_map(|c| c.iter()) {
             if let Ok(mut distance) = self.distances.get_mut(constraint) {
                 if distance.compliance != compliance {
                     distance.compliance = compliance;
+                }
+                count += 1;
+            }
+        }
+        Ok(count)
+    }
+
+    /// Moves the whole body by `offset` (m): every particle's and boundary sample's
+    /// [`Position`], and the target of every held particle ([`KinematicTarget`]). Velocities
+    /// are kept, so the body goes on moving as it did, somewhere else: the way to teleport a
+    /// connected structure (writing one particle's `Position` far away instead tears it across
+    /// the distance, and its constraints then pull it back violently). Returns how many
+    /// entities it moved.
+    ///
+    /// # Errors
+    /// [`PbdError::NotFinite`] when `offset` is not finite (nothing is moved);
+    /// [`PbdError::NotABody`] when `body` has no [`ParticleBody`].
+    pub fn translate(&mut self, body: Entity, offset: Vec2) -> Result<usize, PbdError> {
+        let offset = finite_vec2("offset (m)", offset)?;
+        let (particles, _) = self.bodies.get(body).map_err(|_| not_a_body(body))?;
+        let mut count = 0;
+        for particle in particles.into_iter().flat_map(|p| p.iter()) {
+            if let Ok((mut position, target)) = self.positions.get_mut(particle) {
+                position.0 += offset;
+                if let Some(mut target) = target {
+                    target.0 += offset;
                 }
                 count += 1;
             }

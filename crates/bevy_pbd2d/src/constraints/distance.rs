@@ -26,7 +26,25 @@ use bevy::prelude::*;
 use crate::constraints::state::ConstraintState;
 use crate::constraints::tether::project_tethers;
 use crate::dynamics::settings::SolverSettings;
-use crate::error::{PbdError, non_negative};
+use crate::error::{PbdError, non_negative, within};
+
+/// The rest lengths [`DistanceConstraint::new`] accepts, and the tether lengths of
+/// [`LongRangeAttachment::new`](super::tether::LongRangeAttachment::new) (m): 0 to 10 km.
+pub const LENGTH_RANGE: core::ops::RangeInclusive<f32> = 0.0..=1e4;
+
+/// The compliances α accepted by [`DistanceConstraint::with_compliance`] and the builders
+/// (m/N): 0 (rigid) to 1000 m/N (α/Δt² must stay finite at the shortest step).
+pub const COMPLIANCE_RANGE: core::ops::RangeInclusive<f32> = 0.0..=1e3;
+
+/// `compliance` if it is in [`COMPLIANCE_RANGE`].
+///
+/// # Errors
+/// [`PbdError::Negative`] for a negative, NaN or infinite value, [`PbdError::NotInRange`]
+/// above the range.
+pub fn check_compliance(compliance: f32) -> Result<f32, PbdError> {
+    let compliance = non_negative("compliance (m/N)", compliance)?;
+    within("compliance (m/N)", compliance, COMPLIANCE_RANGE)
+}
 use crate::particle::state::SolverState;
 use crate::stats::{PbdStats, Phase};
 
@@ -77,11 +95,13 @@ impl DistanceConstraint {
     /// A rigid (α = 0) constraint of rest length `rest_length` (m).
     ///
     /// # Errors
-    /// [`PbdError::Negative`] if `rest_length` is negative, NaN or infinite.
+    /// [`PbdError::Negative`] if `rest_length` is negative, NaN or infinite,
+    /// [`PbdError::NotInRange`] above [`LENGTH_RANGE`].
     pub fn new(a: Entity, b: Entity, rest_length: f32) -> Result<Self, PbdError> {
+        let rest_length = non_negative("rest length (m)", rest_length)?;
         Ok(Self {
             particles: [a, b],
-            rest_length: non_negative("rest length (m)", rest_length)?,
+            rest_length: within("rest length (m)", rest_length, LENGTH_RANGE)?,
             compliance: 0.0,
         })
     }
@@ -89,9 +109,9 @@ impl DistanceConstraint {
     /// The same constraint with compliance α (m/N).
     ///
     /// # Errors
-    /// [`PbdError::Negative`] if `compliance` is negative, NaN or infinite.
+    /// As [`check_compliance`].
     pub fn with_compliance(mut self, compliance: f32) -> Result<Self, PbdError> {
-        self.compliance = non_negative("compliance (m/N)", compliance)?;
+        self.compliance = check_compliance(compliance)?;
         Ok(self)
     }
 }

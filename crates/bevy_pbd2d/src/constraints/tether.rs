@@ -16,7 +16,8 @@ use bevy::ecs::entity::MapEntities;
 use bevy::ecs::reflect::ReflectMapEntities;
 use bevy::prelude::*;
 
-use crate::error::{PbdError, non_negative};
+use crate::constraints::distance::LENGTH_RANGE;
+use crate::error::{PbdError, non_negative, within};
 
 /// Keeps `particle` within `max_distance` (m) of `anchor`; never pushes it closer. Spawned on
 /// an entity of its own (like [`DistanceConstraint`](super::distance::DistanceConstraint)) and
@@ -61,12 +62,14 @@ impl LongRangeAttachment {
     /// A tether of length `max_distance` (m).
     ///
     /// # Errors
-    /// [`PbdError::Negative`] for a negative, NaN or infinite length.
+    /// [`PbdError::Negative`] for a negative, NaN or infinite length,
+    /// [`PbdError::NotInRange`] above [`LENGTH_RANGE`].
     pub fn new(particle: Entity, anchor: Entity, max_distance: f32) -> Result<Self, PbdError> {
+        let max_distance = non_negative("tether length (m)", max_distance)?;
         Ok(Self {
             particle,
             anchor,
-            max_distance: non_negative("tether length (m)", max_distance)?,
+            max_distance: within("tether length (m)", max_distance, LENGTH_RANGE)?,
         })
     }
 }

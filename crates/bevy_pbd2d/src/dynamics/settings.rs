@@ -4,7 +4,7 @@ use core::time::Duration;
 
 use bevy::prelude::*;
 
-use crate::error::{PbdError, finite_vec2, in_range, positive};
+use crate::error::{PbdError, finite_vec2, in_range, positive, within};
 use crate::schedule::ValidatedSettings;
 
 /// Gravitational acceleration applied to every particle with w > 0 (m/s²).
@@ -23,16 +23,27 @@ impl Gravity {
     /// Sets the acceleration (m/s²).
     ///
     /// # Errors
-    /// [`PbdError::NotFinite`] for NaN or infinite components; the old value is kept.
+    /// [`PbdError::NotFinite`] for NaN or infinite components, [`PbdError::NotInRange`] for a
+    /// component outside [`GRAVITY_RANGE`]; the old value is kept.
     pub fn set(&mut self, acceleration: Vec2) -> Result<(), PbdError> {
-        self.0 = finite_vec2("gravity (m/s²)", acceleration)?;
+        self.0 = check_gravity(acceleration)?;
         Ok(())
     }
 }
 
+/// The range of each component of [`Gravity`] (m/s²): ±10 000 m/s², about 1 000 g.
+pub const GRAVITY_RANGE: core::ops::RangeInclusive<f32> = -1e4..=1e4;
+
+fn check_gravity(g: Vec2) -> Result<Vec2, PbdError> {
+    let g = finite_vec2("gravity (m/s²)", g)?;
+    within("gravity (m/s²)", g.x, GRAVITY_RANGE)?;
+    within("gravity (m/s²)", g.y, GRAVITY_RANGE)?;
+    Ok(g)
+}
+
 impl ValidatedSettings for Gravity {
     fn validate(&self) -> Result<(), PbdError> {
-        finite_vec2("gravity (m/s²)", self.0).map(|_| ())
+        check_gravity(self.0).map(|_| ())
     }
 }
 
@@ -84,27 +95,45 @@ impl SolverSettings {
     /// As [`SolverSettings::set_iterations`].
     pub fn validate(&self) -> Result<(), PbdError> {
         in_range("iterations", self.iterations, 1, MAX_ITERATIONS)?;
-        positive("max kinematic speed (m/s)", self.max_kinematic_speed)?;
+        check_speed(self.max_kinematic_speed)?;
         Ok(())
     }
 
     /// Sets [`SolverSettings::max_kinematic_speed`] (m/s).
     ///
     /// # Errors
-    /// [`PbdError::NotPositive`] for 0, negative, NaN or ∞; the old value is kept.
+    /// [`PbdError::NotPositive`] for 0, negative, NaN or ∞, [`PbdError::NotInRange`] above
+    /// [`MAX_KINEMATIC_SPEED`]; the old value is kept.
     pub fn set_max_kinematic_speed(&mut self, speed: f32) -> Result<(), PbdError> {
-        self.max_kinematic_speed = positive("max kinematic speed (m/s)", speed)?;
+        self.max_kinematic_speed = check_speed(speed)?;
         Ok(())
     }
 }
 
+/// The largest [`SolverSettings::max_kinematic_speed`] accepted (m/s).
+pub const MAX_KINEMATIC_SPEED: f32 = 1e6;
+
+fn check_speed(speed: f32) -> Result<f32, PbdError> {
+    let speed = positive("max kinematic speed (m/s)", speed)?;
+    within(
+        "max kinematic speed (m/s)",
+        speed,
+        0.0..=MAX_KINEMATIC_SPEED,
+    )
+}
+
+/// The shortest and longest simulation step accepted by [`set_time_step`] (s): 1 µs and 1 s.
+pub const TIME_STEP_RANGE: core::ops::RangeInclusive<f32> = 1e-6..=1.0;
+
 /// Sets the simulation step Δt (s): `Time<Fixed>`'s timestep, the size of one solver step.
 ///
 /// # Errors
-/// [`PbdError::NotPositive`] when `dt` is 0, negative, NaN or infinite; the old step is kept
-/// (Bevy itself would panic on a zero timestep).
+/// [`PbdError::NotPositive`] when `dt` is 0, negative, NaN or infinite,
+/// [`PbdError::NotInRange`] outside [`TIME_STEP_RANGE`]; the old step is kept (Bevy itself
+/// panics on a zero timestep, and on one too long for a `Duration`).
 pub fn set_time_step(time: &mut Time<Fixed>, dt: f32) -> Result<(), PbdError> {
     let dt = positive("time step (s)", dt)?;
+    let dt = within("time step (s)", dt, TIME_STEP_RANGE)?;
     let step = Duration::from_secs_f64(dt as f64);
     if step.is_zero() {
         return Err(PbdError::NotPositive {

@@ -3,7 +3,7 @@
 use bevy::prelude::*;
 
 use crate::dynamics::settings::MAX_ITERATIONS;
-use crate::error::{PbdError, at_most, in_range, non_negative, positive};
+use crate::error::{PbdError, at_most, in_range, non_negative, positive, within};
 use crate::schedule::ValidatedSettings;
 
 /// Parameters of the Position Based Fluids solver (SI units; in 2D, densities are kg/m²).
@@ -14,13 +14,16 @@ use crate::schedule::ValidatedSettings;
 #[derive(Resource, Reflect, Debug, Clone, Copy, PartialEq)]
 #[reflect(Resource, Default)]
 pub struct FluidSettings {
-    /// Particle radius r (m); particles are spaced 2r. Default 0.025.
+    /// Particle radius r (m), in [`PARTICLE_RADIUS_RANGE`]; particles are spaced 2r. Default
+    /// 0.025.
     pub particle_radius: f32,
-    /// Kernel support radius h (m), also the grid cell size. Default 0.1 (= 4r).
+    /// Kernel support radius h (m), also the grid cell size: r ≤ h ≤ [`SUPPORT_RADII_MAX`] r.
+    /// Default 0.1 (= 4r).
     pub support_radius: f32,
-    /// Rest density ρ0 (kg/m²). Default 1000.
+    /// Rest density ρ0 (kg/m²), in [`REST_DENSITY_RANGE`]. Default 1000.
     pub rest_density: f32,
-    /// Relaxation ε added to the λ denominator (\[MM13\] eq. 11), > 0. Default 10⁻⁶.
+    /// Relaxation ε added to the λ denominator (\[MM13\] eq. 11), 0 < ε ≤ [`MAX_EPSILON`].
+    /// Default 10⁻⁶.
     pub epsilon: f32,
     /// The solve stops once the average density error Σᵢ max(ρᵢ − ρ0, 0)/(N ρ0) is at or below
     /// this (%). Default 0.1.
@@ -43,6 +46,18 @@ pub struct FluidSettings {
     /// Applications, SIGGRAPH 2014.
     pub over_relaxation: f32,
 }
+
+/// The particle radii accepted (m): 0.1 mm to 10 m.
+pub const PARTICLE_RADIUS_RANGE: core::ops::RangeInclusive<f32> = 1e-4..=10.0;
+
+/// The largest support radius h accepted, in particle radii: h ∈ [r, 10 r] (the demo's 4 r).
+pub const SUPPORT_RADII_MAX: f32 = 10.0;
+
+/// The rest densities ρ0 accepted (kg/m²).
+pub const REST_DENSITY_RANGE: core::ops::RangeInclusive<f32> = 1e-3..=1e6;
+
+/// The largest ε accepted (1/m², as Σ|∇C|² in the λ denominator).
+pub const MAX_EPSILON: f32 = 1e6;
 
 /// Largest accepted [`FluidSettings::over_relaxation`]: Jacobi iterations oscillate as ω nears 2.
 pub const MAX_OVER_RELAXATION: f32 = 1.9;
@@ -78,9 +93,11 @@ impl FluidSettings {
     /// Sets r and h = 4r together (the demo's ratio).
     ///
     /// # Errors
-    /// [`PbdError::NotPositive`] for r ≤ 0, NaN or ∞; nothing changes.
+    /// [`PbdError::NotPositive`] for r ≤ 0, NaN or ∞, [`PbdError::NotInRange`] outside
+    /// [`PARTICLE_RADIUS_RANGE`]; nothing changes.
     pub fn set_particle_radius(&mut self, radius: f32) -> Result<(), PbdError> {
         let r = positive("particle radius (m)", radius)?;
+        let r = within("particle radius (m)", r, PARTICLE_RADIUS_RANGE)?;
         self.particle_radius = r;
         self.support_radius = 4.0 * r;
         Ok(())
@@ -138,10 +155,23 @@ impl FluidSettings {
     /// # Errors
     /// The first invalid field as a [`PbdError`]. The plugin skips steps while this fails.
     pub fn validate(&self) -> Result<(), PbdError> {
-        positive("particle radius (m)", self.particle_radius)?;
-        positive("support radius (m)", self.support_radius)?;
-        positive("rest density (kg/m²)", self.rest_density)?;
-        positive("epsilon", self.epsilon)?;
+        let r = positive("particle radius (m)", self.particle_radius)?;
+        within("particle radius (m)", r, PARTICLE_RADIUS_RANGE)?;
+        let h = positive("support radius (m)", self.support_radius)?;
+        within("support radius (m)", h, r..=SUPPORT_RADII_MAX * r)?;
+        let rho = positive("rest density (kg/m²)", self.rest_density)?;
+        within("rest density (kg/m²)", rho, REST_DENSITY_RANGE)?;
+        within(
+            "epsilon",
+            positive("epsilon", self.epsilon)?,
+            0.0..=MAX_EPSILON,
+        )?;
+        let mass = self.particle_mass();
+        within(
+            "fluid particle mass (2r)²ρ0 (kg)",
+            mass,
+            crate::particle::MASS_RANGE,
+        )?;
         non_negative("max density error (%)", self.max_density_error_percent)?;
         in_range("max iterations", self.max_iterations, 1, MAX_ITERATIONS)?;
         at_most("CFL number", positive("CFL number", self.cfl_number)?, 1.0)?;

@@ -2,7 +2,11 @@
 
 use bevy::prelude::*;
 
-use crate::error::{PbdError, positive};
+use crate::error::{PbdError, positive, within};
+
+/// The masses [`InverseMass::from_mass`] accepts (kg): 1 µg to 10⁶ t. Beyond, w = 1/m or the
+/// products the solver forms with it leave the range of f32.
+pub const MASS_RANGE: core::ops::RangeInclusive<f32> = 1e-9..=1e9;
 
 /// Marks an entity as a simulated particle. Requires [`Position`], [`Velocity`],
 /// [`InverseMass`] (default 1 kg⁻¹) and the solver's bookkeeping index.
@@ -59,9 +63,11 @@ impl InverseMass {
     ///
     /// # Errors
     /// [`PbdError::NotPositive`] when `mass` is 0, negative, NaN or infinite (a zero mass has no
-    /// physical meaning; use [`InverseMass::PINNED`] for a fixed particle).
+    /// physical meaning; use [`InverseMass::PINNED`] for a fixed particle),
+    /// [`PbdError::NotInRange`] outside [`MASS_RANGE`].
     pub fn from_mass(mass: f32) -> Result<Self, PbdError> {
-        positive("mass (kg)", mass).map(|m| Self(1.0 / m))
+        let mass = within("mass (kg)", positive("mass (kg)", mass)?, MASS_RANGE)?;
+        Ok(Self(1.0 / mass))
     }
 
     /// Whether the particle is pinned (w = 0).

@@ -2,6 +2,7 @@
 
 mod components;
 pub(crate) mod order;
+pub mod runaway;
 pub mod state;
 pub(crate) mod sync;
 
@@ -9,17 +10,19 @@ use bevy::ecs::entity_disabling::Disabled;
 use bevy::prelude::*;
 
 pub use components::{
-    FluidParticle, InverseMass, KinematicTarget, Particle, Position, SolverIndex, Velocity,
+    FluidParticle, InverseMass, KinematicTarget, MASS_RANGE, Particle, Position, SolverIndex,
+    Velocity,
 };
+pub use runaway::{ParticleRunaway, RunawayAction, RunawayGuard, RunawayReason};
 pub use state::SolverState;
 
-use crate::schedule::{PbdPrepared, PbdSchedule, PbdWritten};
+use crate::schedule::{PbdPrepared, PbdSchedule, PbdWritten, StepChecks};
 
 /// Particles and the solver arrays: registers the particle components, keeps [`SolverState`]
 /// in step with them (entity ↔ row maps, copy in at
 /// [`Prepare`](crate::schedule::PbdStepSystems::Prepare), copy out at
-/// [`Writeback`](crate::schedule::PbdStepSystems::Writeback)). Every other simulation plugin
-/// works on its arrays.
+/// [`Writeback`](crate::schedule::PbdStepSystems::Writeback)), and guards against runaway
+/// particles ([`runaway`]). Every other simulation plugin works on its arrays.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ParticlePlugin;
 
@@ -33,7 +36,11 @@ impl Plugin for ParticlePlugin {
             .register_type::<KinematicTarget>()
             .register_type::<SolverIndex>()
             .register_type::<SolverState>()
-            .init_resource::<SolverState>();
+            .register_type::<RunawayGuard>()
+            .init_resource::<SolverState>()
+            .init_resource::<runaway::RunawayRows>()
+            .add_message::<ParticleRunaway>();
+        StepChecks::add::<RunawayGuard>(app);
         app.add_observer(sync::mark_particles_dirty::<Add, Particle>)
             .add_observer(sync::mark_particles_dirty::<Remove, Particle>)
             .add_observer(sync::mark_particles_dirty::<Add, FluidParticle>)
@@ -48,12 +55,15 @@ impl Plugin for ParticlePlugin {
             (
                 (
                     sync::detect_edits,
+                    runaway::guard_components,
                     sync::rebuild_particle_rows,
                     sync::copy_particles_in,
                 )
                     .chain()
                     .in_set(PbdPrepared),
-                sync::copy_particles_out.in_set(PbdWritten),
+                (runaway::guard_rows, sync::copy_particles_out)
+                    .chain()
+                    .in_set(PbdWritten),
             ),
         );
     }

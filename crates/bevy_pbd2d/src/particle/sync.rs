@@ -10,6 +10,7 @@ use crate::particle::components::{
     FluidParticle, InverseMass, KinematicTarget, Particle, Position, SolverIndex, Velocity,
 };
 use crate::particle::order::stable_rows;
+use crate::particle::runaway::RunawayRows;
 use crate::particle::state::SolverState;
 use crate::stats::{PbdStats, Phase};
 
@@ -230,20 +231,28 @@ fn invalid_inverse_mass(w: f32, warned: &mut bool) -> f32 {
 }
 
 /// Copies positions and velocities back to `Position`, `Velocity` and, where present,
-/// `Transform` (x, y; z is kept), and records when ([`SolverState::particles_written`]).
+/// `Transform` (x, y; z is kept), except for the rows the runaway guard took out, and records
+/// when ([`SolverState::particles_written`]).
 pub(crate) fn copy_particles_out(
     mut state: ResMut<SolverState>,
     ticks: SystemChangeTick,
     mut stats: ResMut<PbdStats>,
     mut particles: Query<CopyOut, With<Particle>>,
+    runaways: Res<RunawayRows>,
 ) {
     let started = stats.begin_phase();
+    // The runaway guard's rows keep their components' last values (sorted; almost always none).
+    let skipped =
+        |i: usize| !runaways.0.is_empty() && runaways.0.binary_search(&(i as u32)).is_ok();
     // Serial: copying a few thousand rows takes less time than starting parallel tasks (and
     // `for_each` iterates a query faster than a `for` loop).
     particles
         .iter_mut()
         .for_each(|(index, mut position, mut velocity, transform)| {
             let i = index.0 as usize;
+            if skipped(i) {
+                return;
+            }
             let (Some(&x), Some(&v)) = (state.x.get(i), state.v.get(i)) else {
                 return;
             };

@@ -5,8 +5,9 @@ use bevy::prelude::*;
 
 use crate::body::{BodyParticles, ConstraintOf, ParticleBody, ParticleOf};
 use crate::constraints::distance::DistanceConstraint;
+use crate::constraints::distance::check_compliance;
 use crate::constraints::tether::LongRangeAttachment;
-use crate::error::{PbdError, in_range, non_negative, particle_budget, positive};
+use crate::error::{PbdError, in_range, particle_budget, positive, within};
 use crate::particle::{InverseMass, Particle, Position};
 
 /// Which grid corners are pinned (w = 0), as the PBD demo's "# fixed particles" picks them.
@@ -108,6 +109,9 @@ impl ClothGrid {
     }
 }
 
+/// The grid spacings [`ClothBuilder`] accepts (m): 0.1 mm to 1 km.
+pub const SPACING_RANGE: core::ops::RangeInclusive<f32> = 1e-4..=1e3;
+
 /// The largest width or height accepted by [`ClothBuilder`].
 pub const MAX_CLOTH_SIDE: u32 = 2000;
 
@@ -120,15 +124,17 @@ pub struct ClothBuilder {
     pub width: u32,
     /// Particles per column, 1 ..= 2000.
     pub height: u32,
-    /// Distance between grid neighbours (m), > 0. Default 0.2.
+    /// Distance between grid neighbours (m), in [`SPACING_RANGE`]. Default 0.2.
     pub spacing: f32,
-    /// Mass of every particle (kg), > 0. Default 0.5.
+    /// Mass of every particle (kg), in [`MASS_RANGE`](crate::particle::MASS_RANGE).
+    /// Default 0.5.
     pub mass: f32,
     /// Pinned corners. Default [`FixedCorners::Two`].
     pub fixed: FixedCorners,
     /// Position of the top-left particle (m); rows go down (−y), columns right (+x).
     pub origin: Vec2,
-    /// Compliance α of every constraint (m/N), ≥ 0. Default 0.
+    /// Compliance α of every constraint (m/N), in
+    /// [`COMPLIANCE_RANGE`](crate::constraints::distance::COMPLIANCE_RANGE). Default 0.
     pub compliance: f32,
     /// Tether every free particle to every pinned corner with its rest distance
     /// ([`LongRangeAttachment`]), so that the cloth does not stretch under its own weight when
@@ -177,9 +183,13 @@ impl ClothBuilder {
         in_range("cloth width", self.width, 1, MAX_CLOTH_SIDE)?;
         in_range("cloth height", self.height, 1, MAX_CLOTH_SIDE)?;
         particle_budget(self.width as u64 * self.height as u64)?;
-        positive("spacing (m)", self.spacing)?;
-        positive("mass (kg)", self.mass)?;
-        non_negative("compliance (m/N)", self.compliance)?;
+        within(
+            "spacing (m)",
+            positive("spacing (m)", self.spacing)?,
+            SPACING_RANGE,
+        )?;
+        InverseMass::from_mass(self.mass)?;
+        check_compliance(self.compliance)?;
         crate::error::finite_vec2("origin (m)", self.origin)?;
         Ok(())
     }

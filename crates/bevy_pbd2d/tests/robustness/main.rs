@@ -16,6 +16,7 @@ mod negative_coordinates;
 mod one_cell;
 mod parameters;
 mod rest_state;
+mod runaway;
 mod walls;
 mod zero_dt;
 mod zero_mass;
