@@ -60,6 +60,7 @@ pub fn update_boundary(
     let started = stats.begin_phase();
     let state = &mut *state;
     state.boundary_dirty = false;
+    state.boundary_generation += 1;
     // In their previous order, new ones last (see `particle::order`): the fluid's sums visit
     // boundary samples in this order.
     let order = in_previous_order(

@@ -8,7 +8,7 @@
 //! Fluid particles are particles ([`Particle`](crate::particle::Particle)) with
 //! [`FluidParticle`]; all fluid particles have the mass m = (2r)²ρ0 of [`FluidSettings`]. A
 //! fluid particle with w = 0 (pinned or held) contributes to its neighbours' densities but is
-//! not corrected. Fluid does not interact with cloth particles.
+//! not corrected, and asks for no room of its own (λ = 0, as a boundary sample). Fluid does not interact with cloth particles.
 
 pub mod boundary;
 pub mod cfl;
@@ -33,7 +33,7 @@ pub use neighbors::{NeighborState, find_fluid_neighbors};
 pub use settings::FluidSettings;
 
 use crate::constraints::distance::solve_distance_constraints;
-use crate::dynamics::integrator::predict;
+use crate::dynamics::integrator::{predict, update_velocities};
 use crate::fluid::density::DensityState;
 use crate::fluid::viscosity::XsphState;
 use crate::parallel::{SolverThreads, apply_helper_linger};
@@ -90,6 +90,9 @@ impl Plugin for FluidPlugin {
                     .chain()
                     .in_set(PbdStepSystems::SolveConstraints)
                     .after(solve_distance_constraints),
+                contacts::settle_contact_velocities
+                    .in_set(PbdStepSystems::UpdateVelocities)
+                    .after(update_velocities),
                 (viscosity::apply_xsph_viscosity, cfl::limit_fluid_speed)
                     .chain()
                     .in_set(PbdStepSystems::ApplyViscosity),

@@ -17,8 +17,8 @@ pub struct FluidSettings {
     /// Particle radius r (m), in [`PARTICLE_RADIUS_RANGE`]; particles are spaced 2r. Default
     /// 0.025.
     pub particle_radius: f32,
-    /// Kernel support radius h (m), also the grid cell size: r ≤ h ≤ [`SUPPORT_RADII_MAX`] r.
-    /// Default 0.1 (= 4r).
+    /// Kernel support radius h (m), also the grid cell size: h/r in [`SUPPORT_RADII`]. Default
+    /// 0.1 (= 4r).
     pub support_radius: f32,
     /// Rest density ρ0 (kg/m²), in [`REST_DENSITY_RANGE`]. Default 1000.
     pub rest_density: f32,
@@ -50,8 +50,10 @@ pub struct FluidSettings {
 /// The particle radii accepted (m): 0.1 mm to 10 m.
 pub const PARTICLE_RADIUS_RANGE: core::ops::RangeInclusive<f32> = 1e-4..=10.0;
 
-/// The largest support radius h accepted, in particle radii: h ∈ [r, 10 r] (the demo's 4 r).
-pub const SUPPORT_RADII_MAX: f32 = 10.0;
+/// The support radii h accepted, in particle radii: h ∈ [3 r, 10 r] (the demo's 4 r). Below
+/// ~2.7 r a particle's own mass, m W(0) = (2r)² ρ0 · 40/(7π h²), exceeds ρ0: no particle could
+/// ever be at rest.
+pub const SUPPORT_RADII: core::ops::RangeInclusive<f32> = 3.0..=10.0;
 
 /// The rest densities ρ0 accepted (kg/m²).
 pub const REST_DENSITY_RANGE: core::ops::RangeInclusive<f32> = 1e-3..=1e6;
@@ -158,7 +160,8 @@ impl FluidSettings {
         let r = positive("particle radius (m)", self.particle_radius)?;
         within("particle radius (m)", r, PARTICLE_RADIUS_RANGE)?;
         let h = positive("support radius (m)", self.support_radius)?;
-        within("support radius (m)", h, r..=SUPPORT_RADII_MAX * r)?;
+        let (low, high) = (*SUPPORT_RADII.start(), *SUPPORT_RADII.end());
+        within("support radius (m)", h, low * r..=high * r)?;
         let rho = positive("rest density (kg/m²)", self.rest_density)?;
         within("rest density (kg/m²)", rho, REST_DENSITY_RANGE)?;
         within(

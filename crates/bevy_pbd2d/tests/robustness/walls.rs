@@ -178,3 +178,164 @@ fn a_packed_jittered_block_never_leaks_through_a_box_it_fills() {
     let particles = fluid_at(&mut app, &jittered_block(Vec2::splat(r), r));
     assert_no_escape(&mut app, &particles, (Vec2::ZERO, Vec2::ONE), "1 × 1 m box");
 }
+
+/// Fluid particles with the velocities given, at the positions given.
+fn moving_fluid_at(app: &mut App, particles: &[(Vec2, Vec2)]) -> Vec<Entity> {
+    let w = InverseMass::from_mass(FluidSettings::default().particle_mass()).unwrap();
+    spawn(app, |c| {
+        particles
+            .iter()
+            .map(|&(p, v)| c.spawn((FluidParticle, Position(p), Velocity(v), w)).id())
+            .collect()
+    })
+}
+
+#[test]
+fn a_particle_on_the_floor_line_beside_a_sample_rises_instead_of_sinking() {
+    let settings = FluidSettings::default();
+    let r = settings.particle_radius;
+    let samples = DamBreakBuilder::default().boundary_positions(&settings);
+    for along in [
+        1e-6,
+        1e-4,
+        0.1 * r,
+        0.3 * r,
+        0.5 * r,
+        0.8 * r,
+        1.1 * r,
+        1.19 * r,
+        r,
+    ] {
+        for (site, sample) in [("floor", samples[2 * 60]), ("corner", samples[0])] {
+            let mut app = app(0.005);
+            let bounds = demo_box(&mut app).box_bounds(&settings);
+            let start = sample + Vec2::new(along, 0.0);
+            let particle = fluid_at(&mut app, &[start])[0];
+            run_steps(&mut app, 1);
+            let moved = (position(&app, particle) - start).length();
+            assert!(moved < 0.5 * r, "{site} + {along} m: moved {} r", moved / r);
+            for step in 1..400 {
+                run_steps(&mut app, 1);
+                let p = position(&app, particle);
+                assert!(
+                    inside(bounds, p),
+                    "{site} + {along} m: at {p} after {step} steps"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn a_particle_on_a_wall_line_with_gravity_into_the_wall_stays_in() {
+    let settings = FluidSettings::default();
+    let samples = DamBreakBuilder::default().boundary_positions(&settings);
+    let left = samples[2 * 90 + 2 * 29];
+    for gravity in [Vec2::new(-9.81, 0.0), Vec2::new(0.0, -9.81)] {
+        for offset in [
+            Vec2::new(0.0, 1e-6),
+            Vec2::ZERO,
+            Vec2::new(0.0, 0.3 * settings.particle_radius),
+        ] {
+            let mut app = app(0.005);
+            app.world_mut().resource_mut::<Gravity>().0 = gravity;
+            let bounds = demo_box(&mut app).box_bounds(&settings);
+            let particle = fluid_at(&mut app, &[left + offset])[0];
+            for step in 0..1000 {
+                run_steps(&mut app, 1);
+                let p = position(&app, particle);
+                assert!(
+                    inside(bounds, p),
+                    "g {gravity}, {offset}: at {p} after {step} steps"
+                );
+            }
+            // Out of the wall's discs (on the wall, or sliding on the frictionless floor).
+            let p = position(&app, particle);
+            let r = settings.particle_radius;
+            let clearance = samples
+                .iter()
+                .map(|&k| (p - k).length())
+                .fold(f32::MAX, f32::min);
+            assert!(
+                clearance > 1.19 * r,
+                "g {gravity}, {offset}: {} r from a sample",
+                clearance / r
+            );
+        }
+    }
+}
+
+#[test]
+fn a_fast_particle_in_a_cusp_between_floor_discs_stays_above_the_floor() {
+    let settings = FluidSettings::default();
+    let r = settings.particle_radius;
+    let samples = DamBreakBuilder::default().boundary_positions(&settings);
+    for cfl in [0.4, 0.7, 1.0] {
+        let mut app = app(0.005);
+        app.world_mut().resource_mut::<FluidSettings>().cfl_number = cfl;
+        demo_box(&mut app);
+        let height = (1.2f32 * 1.2 - 1.0).sqrt() * r;
+        let cusp = samples[2 * 40] + Vec2::new(r, height);
+        for speed in [2.0, 14.0, 20.0] {
+            for angle in [-90.0f32, -60.0, -120.0] {
+                let v = speed * Vec2::from_angle(angle.to_radians());
+                let particle = moving_fluid_at(&mut app, &[(cusp, v)])[0];
+                run_steps(&mut app, 5);
+                let p = position(&app, particle);
+                assert!(
+                    p.y > 0.0,
+                    "cfl {cfl}, {v} m/s from the cusp: below the floor at {p}"
+                );
+                app.world_mut().despawn(particle);
+            }
+        }
+    }
+}
+
+#[test]
+fn a_compressed_block_against_the_corner_never_leaks() {
+    let r = FluidSettings::default().particle_radius;
+    let settings = FluidSettings::default();
+    for (spacing, dt) in [(1.0, 0.005), (1.2, 0.02)] {
+        let mut app = app(dt);
+        let bounds = demo_box(&mut app).box_bounds(&settings);
+        let (lo, _) = bounds;
+        let block: Vec<Vec2> = (0..1600)
+            .map(|k| {
+                lo + Vec2::splat(1.3 * r)
+                    + spacing * r * Vec2::new((k % 40) as f32, (k / 40) as f32)
+            })
+            .collect();
+        let particles = fluid_at(&mut app, &block);
+        for step in 1..=300 {
+            run_steps(&mut app, 1);
+            let out = particles
+                .iter()
+                .filter(|&&p| !inside(bounds, position(&app, p)))
+                .count();
+            assert_eq!(
+                out, 0,
+                "spacing {spacing} r, Δt {dt}: {out} out at step {step}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_held_particle_does_not_shoot_its_neighbour_nor_stall_the_solve() {
+    let settings = FluidSettings::default();
+    let r = settings.particle_radius;
+    let mut app = app(0.005);
+    demo_box(&mut app);
+    let samples = DamBreakBuilder::default().boundary_positions(&settings);
+    let low = samples[2 * 45] + Vec2::new(0.0, 0.3 * r);
+    let high = low + Vec2::new(0.0, 2.0 * r);
+    let pair = fluid_at(&mut app, &[low, high]);
+    run_steps(&mut app, 1);
+    let moved = (position(&app, pair[1]) - high).length();
+    assert!(moved < 0.5 * r, "the upper particle moved {} r", moved / r);
+    assert!(
+        stats(&app).fluid_iterations < settings.max_iterations,
+        "the solve ran to its cap"
+    );
+}

@@ -19,7 +19,9 @@
 //! and walk their neighbour lists side by side (slot-major lists, padded to the group's
 //! longest list and masked): each row's sums stay in its lane, in list order, and C, λ and Δx
 //! are computed for 8 rows at once. The loop stops before correcting once the average density
-//! error Σᵢ max(ρᵢ − ρ0, 0)/(N ρ0) is at or below the tolerance, so the error reported is that
+//! error Σᵢ max(ρᵢ − ρ0, 0)/(N ρ0) (over the particles it can move: one with w = 0, pinned,
+//! held or embedded in a wall, has λ = 0 and no part of the sum, like a boundary sample) is at
+//! or below the tolerance, so the error reported is that
 //! of the final positions; at the iteration cap the error is measured once more after the last
 //! correction.
 
@@ -35,7 +37,8 @@ use bevy::prelude::*;
 
 pub use state::{DensityRow, DensityState, GradientRing};
 
-/// Longest position correction of one density iteration, in particle radii r: |ω Δxᵢ| ≤ r.
+/// Longest position correction of one density iteration, in particle radii r:
+/// |ω Δxᵢ| ≤ 1.5 r.
 ///
 /// The correction is a Newton step, −C ∇C/|∇C|²: where ∇C nearly vanishes while C > 0 (a
 /// packed fluid, a particle deep in a wall's density) it is metres long, and an overfull box

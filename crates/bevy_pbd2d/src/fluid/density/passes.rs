@@ -186,7 +186,9 @@ impl Fluid<'_> {
 
     /// ρ and λ of the rows `block` (the chunk's rows) into `out`; returns their
     /// Σ max(ρᵢ − ρ0, 0) (kg/m²). The first pass of a solve (`first`) builds the chunk's
-    /// slots from its lists.
+    /// slots from its lists. A row with w = 0 (`w`: the block's inverse masses) is not corrected
+    /// and is treated like a boundary sample: λ = 0 (it asks its neighbours for no room of its
+    /// own; they keep theirs from its density) and no part of the error.
     ///
     /// # Safety
     /// [`NeighborChunk::indices_within`] holds for `chunk`, `block`, `x.len()` fluid rows and
@@ -199,7 +201,7 @@ impl Fluid<'_> {
         chunk: &mut NeighborChunk,
         block: core::ops::Range<usize>,
         out: &mut [DensityRow],
-        first: bool,
+        (w, first): (&[f32], bool),
     ) -> f64 {
         if first {
             chunk.build_slots(block.start);
@@ -223,11 +225,15 @@ impl Fluid<'_> {
             .map(|v| v.to_array());
             // The fields are written one by one (a whole-row value assembled on the stack and
             // copied out stalls store forwarding on x86).
-            for (l, row) in out.iter_mut().enumerate() {
+            let w = &w[g * GROUP..];
+            for (l, (row, &wl)) in out.iter_mut().zip(w).enumerate() {
+                let movable = wl > 0.0;
                 row.density = density[l];
-                row.lambda = lambda[l];
+                row.lambda = if movable { lambda[l] } else { 0.0 };
                 row.boundary_gradient = Vec2::new(bx[l], by[l]);
-                error += (density[l] - self.rest_density).max(0.0) as f64;
+                if movable {
+                    error += (density[l] - self.rest_density).max(0.0) as f64;
+                }
             }
         }
         error

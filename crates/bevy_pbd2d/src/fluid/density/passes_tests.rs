@@ -55,7 +55,8 @@ fn both_passes(
             }
             // SAFETY: the lists were checked just above; `first` builds the slots (else
             // they were built from them just above).
-            let error = unsafe { fluid.density_block::<V>(x, chunk, block, out, !wide) };
+            let w = vec![1.0; out.len()];
+            let error = unsafe { fluid.density_block::<V>(x, chunk, block, out, (&w, !wide)) };
             let excess = out
                 .iter()
                 .map(|r| (r.density - fluid.rest_density).max(0.0));

@@ -77,7 +77,8 @@ impl Fluid<'_> {
             if phase & CORRECTION == 0 {
                 let out = s.rows.block_mut(block.clone());
                 let first = phase & FIRST != 0;
-                let block_error = self.density_block::<V>(x, chunk, block, out, first);
+                let w = &s.w[block.start..block.start + out.len()];
+                let block_error = self.density_block::<V>(x, chunk, block, out, (w, first));
                 s.errors.block_mut(c..c + 1)[0] = block_error;
             } else {
                 let rows = s.rows.as_ptr();
