@@ -28,7 +28,7 @@ use bevy::prelude::*;
 
 pub use crate::particle::FluidParticle;
 pub use components::{BoundaryIndex, BoundaryParticle, PseudoMass};
-pub use contacts::BoundaryContactState;
+pub use contacts::{BoundaryContactState, BoundaryContactSystems};
 pub use neighbors::{NeighborState, find_fluid_neighbors};
 pub use settings::FluidSettings;
 
@@ -71,6 +71,11 @@ impl Plugin for FluidPlugin {
             .add_observer(boundary::mark_boundary_dirty::<Remove, BoundaryParticle>)
             .add_observer(boundary::mark_boundary_dirty::<Add, Disabled>)
             .add_observer(boundary::mark_boundary_dirty::<Remove, Disabled>);
+        // The contacts' systems run only in steps with fluid and boundary samples (one test).
+        app.configure_sets(
+            PbdSchedule,
+            BoundaryContactSystems.run_if(contacts::walls_and_fluid),
+        );
         app.add_systems(
             PbdSchedule,
             (
@@ -78,20 +83,24 @@ impl Plugin for FluidPlugin {
                     .chain()
                     .in_set(PbdPrepared)
                     .after(copy_particles_in),
-                (cfl::limit_fluid_speed, contacts::record_start_positions)
+                (
+                    cfl::limit_fluid_speed,
+                    contacts::record_start_positions.in_set(BoundaryContactSystems),
+                )
                     .in_set(PbdStepSystems::Predict)
                     .before(predict),
                 find_fluid_neighbors.in_set(PbdStepSystems::FindNeighbors),
                 (
-                    contacts::prepare_boundary_contacts,
+                    contacts::prepare_boundary_contacts.in_set(BoundaryContactSystems),
                     density::solve_density_constraints,
-                    contacts::resolve_boundary_contacts,
+                    contacts::resolve_boundary_contacts.in_set(BoundaryContactSystems),
                 )
                     .chain()
                     .in_set(PbdStepSystems::SolveConstraints)
                     .after(solve_distance_constraints),
                 contacts::settle_contact_velocities
                     .in_set(PbdStepSystems::UpdateVelocities)
+                    .in_set(BoundaryContactSystems)
                     .after(update_velocities),
                 (viscosity::apply_xsph_viscosity, cfl::limit_fluid_speed)
                     .chain()

@@ -38,7 +38,6 @@ impl Plugin for ParticlePlugin {
             .register_type::<SolverState>()
             .register_type::<RunawayGuard>()
             .init_resource::<SolverState>()
-            .init_resource::<runaway::RunawayRows>()
             .add_message::<ParticleRunaway>();
         StepChecks::add::<RunawayGuard>(app);
         app.add_observer(sync::mark_particles_dirty::<Add, Particle>)
@@ -61,9 +60,7 @@ impl Plugin for ParticlePlugin {
                 )
                     .chain()
                     .in_set(PbdPrepared),
-                (runaway::guard_rows, sync::copy_particles_out)
-                    .chain()
-                    .in_set(PbdWritten),
+                sync::copy_particles_out.in_set(PbdWritten),
             ),
         );
     }

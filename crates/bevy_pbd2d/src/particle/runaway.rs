@@ -7,15 +7,16 @@
 //!   `Velocity`): the components are checked before the rows are built, so a NaN or a far
 //!   teleport written by the game never enters a step (through a distance constraint one NaN
 //!   would make its whole cloth NaN in one step).
-//! - **After a step**, before the writeback: the solver arrays are checked (a branch-free pass
-//!   over positions and velocities; the rows are looked at only if it finds one). A row that
-//!   failed is not written back, so its components keep their last good values.
+//! - **After a step**, in the writeback: each row is checked as it is copied (a few branch-free
+//!   comparisons). A row that fails is not written back, so its components keep their last
+//!   good values.
 //!
 //! The particle is then handled as [`RunawayGuard::action`] says: disabled (Bevy's
 //! `Disabled`: kept with every component and out of every query; remove `Disabled` to bring
 //! it back) or despawned.
 
 use bevy::ecs::entity_disabling::Disabled;
+use bevy::ecs::system::SystemParam;
 use bevy::prelude::*;
 
 use crate::error::{PbdError, finite_vec2};
@@ -65,6 +66,20 @@ impl RunawayGuard {
         check_bounds(bounds)?;
         self.bounds = bounds;
         Ok(())
+    }
+
+    /// Whether a particle at `x` moving at `v` runs away (the writeback's test, for every row:
+    /// branch-free; NaN fails every comparison, ±∞ the bounds or `|v| ≤ f32::MAX`).
+    #[inline]
+    pub fn runs_away(&self, x: Vec2, v: Vec2) -> bool {
+        let (lo, hi) = (self.bounds.min, self.bounds.max);
+        let inside = (x.x >= lo.x)
+            & (x.x <= hi.x)
+            & (x.y >= lo.y)
+            & (x.y <= hi.y)
+            & (v.x.abs() <= f32::MAX)
+            & (v.y.abs() <= f32::MAX);
+        !inside
     }
 
     /// Whether a particle at `x` moving at `v` runs away, and why.
@@ -118,10 +133,6 @@ pub struct ParticleRunaway {
     /// results).
     pub before_step: bool,
 }
-
-/// The rows the last check found (not written back); kept between the two systems.
-#[derive(Resource, Debug, Default)]
-pub(crate) struct RunawayRows(pub(crate) Vec<u32>);
 
 /// Takes `entity` out as `guard` says and reports it.
 fn take_out(
@@ -182,47 +193,80 @@ pub(crate) fn guard_components(
     }
 }
 
-/// Whether any of the rows runs away: branch-free over the arrays (they vectorise). The
-/// positions' extremes are compared with the bounds once; a NaN or ∞ anywhere makes the sum of
-/// the products a · 0 a NaN (∞ · 0 is NaN too).
-fn any_runaway(x: &[Vec2], v: &[Vec2], bounds: Rect) -> bool {
-    let (mut lo, mut hi, mut nan) = (Vec2::INFINITY, Vec2::NEG_INFINITY, Vec2::ZERO);
-    for (&p, &u) in x.iter().zip(v) {
-        lo = lo.min(p);
-        hi = hi.max(p);
-        nan += p * 0.0 + u * 0.0;
+/// Whether any row of `x`, `v` runs away ([`RunawayGuard::runs_away`]): 8 floats (4 rows) at a
+/// time, the positions' extremes compared with the bounds once at the end, and a NaN or ±∞
+/// anywhere carried by the sum of the products a · 0 (∞ · 0 is NaN too).
+pub(crate) fn any_runaway(x: &[Vec2], v: &[Vec2], bounds: Rect) -> bool {
+    use wide::f32x8;
+    let n = x.len().min(v.len());
+    // SAFETY: `Vec2` is `repr(C)` of two `f32` (x, then y): n rows are 2n floats.
+    let (xs, vs) = unsafe {
+        (
+            core::slice::from_raw_parts(x.as_ptr().cast::<f32>(), 2 * n),
+            core::slice::from_raw_parts(v.as_ptr().cast::<f32>(), 2 * n),
+        )
+    };
+    let load = |s: &[f32]| f32x8::new(s.try_into().expect("8 floats"));
+    let (mut lo, mut hi) = (f32x8::splat(f32::INFINITY), f32x8::splat(f32::NEG_INFINITY));
+    let mut nan = f32x8::ZERO;
+    let whole = xs.len() / 8 * 8;
+    for (p, u) in xs[..whole].chunks_exact(8).zip(vs[..whole].chunks_exact(8)) {
+        let (p, u) = (load(p), load(u));
+        lo = lo.fast_min(p);
+        hi = hi.fast_max(p);
+        nan += p * f32x8::ZERO + u * f32x8::ZERO;
     }
-    !(nan.is_finite() && lo.cmpge(bounds.min).all() && hi.cmple(bounds.max).all())
+    let (lo, hi, nan) = (lo.to_array(), hi.to_array(), nan.to_array());
+    // Even lanes hold x, odd lanes y.
+    let mut low = Vec2::new(lo[0], lo[1]);
+    let mut high = Vec2::new(hi[0], hi[1]);
+    for k in 1..4 {
+        low = low.min(Vec2::new(lo[2 * k], lo[2 * k + 1]));
+        high = high.max(Vec2::new(hi[2 * k], hi[2 * k + 1]));
+    }
+    let mut finite = nan.iter().all(|s| *s == 0.0);
+    for (&p, &u) in x[whole / 2..n].iter().zip(&v[whole / 2..n]) {
+        low = low.min(p);
+        high = high.max(p);
+        finite &= (p * 0.0 + u * 0.0) == Vec2::ZERO;
+    }
+    !(finite && low.cmpge(bounds.min).all() && high.cmple(bounds.max).all())
 }
 
-/// After a step, before the writeback: takes out the rows that run away (their components
-/// are not written, so they keep their last good values).
-pub(crate) fn guard_rows(
-    mut commands: Commands,
-    state: Res<SolverState>,
-    guard: Res<RunawayGuard>,
-    mut rows: ResMut<RunawayRows>,
-    mut messages: MessageWriter<ParticleRunaway>,
-    mut stats: ResMut<PbdStats>,
-) {
-    rows.0.clear();
-    let n = state.x.len().min(state.v.len()).min(state.entities.len());
-    if !any_runaway(&state.x[..n], &state.v[..n], guard.bounds) {
-        return;
-    }
-    for i in 0..n {
-        let (x, v) = (state.x[i], state.v[i]);
-        if let Some(reason) = guard.check(x, v) {
-            rows.0.push(i as u32);
+// `any_runaway` reads rows as pairs of floats.
+const _: () = assert!(core::mem::size_of::<Vec2>() == 8 && core::mem::align_of::<Vec2>() <= 4);
+
+/// What the writeback needs to take runaway rows out (a system parameter).
+#[derive(SystemParam)]
+pub(crate) struct RunawayTakeOut<'w, 's> {
+    pub(crate) guard: Res<'w, RunawayGuard>,
+    commands: Commands<'w, 's>,
+    messages: MessageWriter<'w, ParticleRunaway>,
+}
+
+impl RunawayTakeOut<'_, '_> {
+    /// After a step, from the writeback, which found the rows `rows` running away (and did not
+    /// write them, so their components keep their last good values): takes them out.
+    pub(crate) fn rows(&mut self, state: &SolverState, rows: &mut Vec<u32>, stats: &mut PbdStats) {
+        for row in rows.drain(..) {
+            let i = row as usize;
+            let (Some(&entity), Some(&x), Some(&v)) =
+                (state.entities.get(i), state.x.get(i), state.v.get(i))
+            else {
+                continue;
+            };
+            let Some(reason) = self.guard.check(x, v) else {
+                continue;
+            };
             stats.runaways += 1;
             let report = ParticleRunaway {
-                entity: state.entities[i],
+                entity,
                 reason,
                 position: x,
                 velocity: v,
                 before_step: false,
             };
-            take_out(&mut commands, &mut messages, &guard, report);
+            take_out(&mut self.commands, &mut self.messages, &self.guard, report);
         }
     }
 }
@@ -233,15 +277,14 @@ mod tests {
 
     #[test]
     fn every_kind_of_runaway_is_found_and_nothing_else() {
-        let bounds = RunawayGuard::default().bounds;
-        let fine = vec![Vec2::new(1.0, -2.0); 37];
-        let still = vec![Vec2::ZERO; 37];
-        assert!(!any_runaway(&fine, &still, bounds));
-        let edge = vec![bounds.max; 3];
+        let guard = RunawayGuard::default();
+        let bounds = guard.bounds;
+        assert!(!guard.runs_away(Vec2::new(1.0, -2.0), Vec2::ZERO));
         assert!(
-            !any_runaway(&edge, &still[..3], bounds),
+            !guard.runs_away(bounds.max, Vec2::ZERO),
             "the bounds are inclusive"
         );
+        assert!(!guard.runs_away(bounds.min, Vec2::new(1e30, -1e30)));
         for bad in [
             Vec2::new(f32::NAN, 0.0),
             Vec2::new(0.0, f32::INFINITY),
@@ -249,18 +292,13 @@ mod tests {
             Vec2::new(1e4 + 1.0, 0.0),
             Vec2::new(0.0, -2e4),
         ] {
-            for at in [0, 17, 36] {
-                let mut x = fine.clone();
-                x[at] = bad;
-                assert!(any_runaway(&x, &still, bounds), "position {bad} at {at}");
-                let mut v = still.clone();
-                if !bad.is_finite() {
-                    v[at] = bad;
-                    assert!(any_runaway(&fine, &v, bounds), "velocity {bad} at {at}");
-                }
+            assert!(guard.runs_away(bad, Vec2::ZERO), "position {bad}");
+            assert!(guard.check(bad, Vec2::ZERO).is_some(), "position {bad}");
+            if !bad.is_finite() {
+                assert!(guard.runs_away(Vec2::ONE, bad), "velocity {bad}");
+                assert_eq!(guard.check(Vec2::ONE, bad), Some(RunawayReason::NotFinite));
             }
         }
-        let guard = RunawayGuard::default();
         assert_eq!(
             guard.check(Vec2::NAN, Vec2::ZERO),
             Some(RunawayReason::NotFinite)
@@ -270,6 +308,27 @@ mod tests {
             Some(RunawayReason::OutOfBounds)
         );
         assert_eq!(guard.check(Vec2::ONE, Vec2::new(1e30, 0.0)), None);
+        // The whole-array test agrees, wherever the row is (in a group of 4 or after them).
+        let fine = vec![Vec2::new(1.0, -2.0); 37];
+        let still = vec![Vec2::ZERO; 37];
+        assert!(!any_runaway(&fine, &still, bounds));
+        assert!(!any_runaway(&[bounds.max; 5], &still[..5], bounds));
+        for bad in [
+            Vec2::new(f32::NAN, 0.0),
+            Vec2::new(0.0, f32::INFINITY),
+            Vec2::new(2e4, 0.0),
+        ] {
+            for at in [0, 3, 17, 35, 36] {
+                let mut x = fine.clone();
+                x[at] = bad;
+                assert!(any_runaway(&x, &still, bounds), "position {bad} at {at}");
+                if !bad.is_finite() {
+                    let mut v = still.clone();
+                    v[at] = bad;
+                    assert!(any_runaway(&fine, &v, bounds), "velocity {bad} at {at}");
+                }
+            }
+        }
     }
 
     #[test]

@@ -10,7 +10,7 @@ use crate::particle::components::{
     FluidParticle, InverseMass, KinematicTarget, Particle, Position, SolverIndex, Velocity,
 };
 use crate::particle::order::stable_rows;
-use crate::particle::runaway::RunawayRows;
+use crate::particle::runaway::{RunawayGuard, RunawayTakeOut, any_runaway};
 use crate::particle::state::SolverState;
 use crate::stats::{PbdStats, Phase};
 
@@ -230,32 +230,29 @@ fn invalid_inverse_mass(w: f32, warned: &mut bool) -> f32 {
     0.0
 }
 
-/// Copies positions and velocities back to `Position`, `Velocity` and, where present,
-/// `Transform` (x, y; z is kept), except for the rows the runaway guard took out, and records
-/// when ([`SolverState::particles_written`]).
-pub(crate) fn copy_particles_out(
-    mut state: ResMut<SolverState>,
-    ticks: SystemChangeTick,
-    mut stats: ResMut<PbdStats>,
-    mut particles: Query<CopyOut, With<Particle>>,
-    runaways: Res<RunawayRows>,
+/// [`copy_particles_out`]'s loop; with `CHECK`, a row that runs away is not written but
+/// recorded in `runaways`.
+#[inline(always)]
+fn copy_out<const CHECK: bool>(
+    state: &SolverState,
+    particles: &mut Query<CopyOut, With<Particle>>,
+    guard: &RunawayGuard,
+    runaways: &mut Vec<u32>,
 ) {
-    let started = stats.begin_phase();
-    // The runaway guard's rows keep their components' last values (sorted; almost always none).
-    let skipped =
-        |i: usize| !runaways.0.is_empty() && runaways.0.binary_search(&(i as u32)).is_ok();
     // Serial: copying a few thousand rows takes less time than starting parallel tasks (and
     // `for_each` iterates a query faster than a `for` loop).
     particles
         .iter_mut()
         .for_each(|(index, mut position, mut velocity, transform)| {
             let i = index.0 as usize;
-            if skipped(i) {
-                return;
-            }
             let (Some(&x), Some(&v)) = (state.x.get(i), state.v.get(i)) else {
                 return;
             };
+            // A runaway row keeps its components' last values (the guard takes it out).
+            if CHECK && guard.runs_away(x, v) {
+                runaways.push(i as u32);
+                return;
+            }
             position.0 = x;
             velocity.0 = v;
             if let Some(mut transform) = transform {
@@ -263,6 +260,31 @@ pub(crate) fn copy_particles_out(
                 transform.translation.y = x.y;
             }
         });
+}
+
+/// Copies positions and velocities back to `Position`, `Velocity` and, where present,
+/// `Transform` (x, y; z is kept), except for rows that run away (the runaway guard takes them
+/// out), and records when ([`SolverState::particles_written`]).
+pub(crate) fn copy_particles_out(
+    mut state: ResMut<SolverState>,
+    ticks: SystemChangeTick,
+    mut stats: ResMut<PbdStats>,
+    mut particles: Query<CopyOut, With<Particle>>,
+    mut runaways: Local<Vec<u32>>,
+    mut take_out: RunawayTakeOut,
+) {
+    let guard = &*take_out.guard;
+    let started = stats.begin_phase();
+    // Rows are checked one by one only when the whole-array test finds one (a loop of its own:
+    // the checks would otherwise be computed for every row).
+    if any_runaway(&state.x, &state.v, guard.bounds) {
+        copy_out::<true>(&state, &mut particles, guard, &mut runaways);
+    } else {
+        copy_out::<false>(&state, &mut particles, guard, &mut runaways);
+    }
+    if !runaways.is_empty() {
+        take_out.rows(&state, &mut runaways, &mut stats);
+    }
     state.particles_written = Some(ticks.this_run());
     stats.particles = state.len();
     stats.fluid_particles = state.fluid_count;

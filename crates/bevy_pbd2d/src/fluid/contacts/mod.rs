@@ -83,6 +83,17 @@ pub const EDGE_RADII: f32 = 2.0 * CONTACT_RADII;
 /// Times the rest of a stopped motion slides along a disc before it stops for the step.
 pub const MAX_SLIDES: usize = 3;
 
+/// The systems of the contacts, in their steps' sets ([`PbdStepSystems`](crate::PbdStepSystems)
+/// `Predict`, `SolveConstraints`, `UpdateVelocities`); they run only where
+/// [`walls_and_fluid`] holds.
+#[derive(SystemSet, Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct BoundaryContactSystems;
+
+/// Whether there are fluid particles and boundary samples (the contacts have work).
+pub fn walls_and_fluid(state: Res<SolverState>) -> bool {
+    state.fluid_count > 0 && !state.boundary_x.is_empty()
+}
+
 /// An embedded particle of this step.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Held {

@@ -216,24 +216,31 @@ impl Fluid<'_> {
             } else {
                 self.density_group::<V, false>(x, &mut chunk.slots, g)
             };
-            let [density, lambda, bx, by] = [
+            // Rows with w = 0 (and padding lanes) have λ = 0 and no share of the error.
+            let zero = <V as Lanes8>::splat(0.0);
+            let movable: V = match w.get(g * GROUP..g * GROUP + GROUP) {
+                Some(full) => V::from_f32x8(f32x8::new(full.try_into().expect("a group"))),
+                None => lanes(|l| w.get(g * GROUP + l).copied().unwrap_or(0.0)),
+            };
+            let density_v = V::from_f32x8(group.density);
+            let excess = zero.larger(density_v - <V as Lanes8>::splat(self.rest_density));
+            let [density, lambda, bx, by, excess] = [
                 group.density,
-                group.lambda,
+                V::from_f32x8(group.lambda)
+                    .where_gt(movable, zero)
+                    .to_f32x8(),
                 group.boundary_x,
                 group.boundary_y,
+                excess.where_gt(movable, zero).to_f32x8(),
             ]
             .map(|v| v.to_array());
             // The fields are written one by one (a whole-row value assembled on the stack and
             // copied out stalls store forwarding on x86).
-            let w = &w[g * GROUP..];
-            for (l, (row, &wl)) in out.iter_mut().zip(w).enumerate() {
-                let movable = wl > 0.0;
+            for (l, row) in out.iter_mut().enumerate() {
                 row.density = density[l];
-                row.lambda = if movable { lambda[l] } else { 0.0 };
+                row.lambda = lambda[l];
                 row.boundary_gradient = Vec2::new(bx[l], by[l]);
-                if movable {
-                    error += (density[l] - self.rest_density).max(0.0) as f64;
-                }
+                error += excess[l] as f64;
             }
         }
         error
@@ -249,7 +256,7 @@ impl Fluid<'_> {
         slots: &SlotLists,
         g: usize,
         rows: *const DensityRow,
-    ) -> [Vec2; GROUP] {
+    ) -> (V, V) {
         // SAFETY: the caller's guarantees; `WIDE` is the slots' kind.
         unsafe {
             if slots.wide() {
@@ -260,8 +267,8 @@ impl Fluid<'_> {
         }
     }
 
-    /// Δxᵢ (m) of group `g`'s rows (lane l for its l-th row), from the gradients the density
-    /// pass of this iteration stored.
+    /// Δxᵢ (m) of group `g`'s rows, x and y (lane l for its l-th row), from the gradients the
+    /// density pass of this iteration stored.
     ///
     /// `rows` points to the fluid's rows: only the rows of the group and of its fluid
     /// neighbours are read, so other threads may write the others meanwhile.
@@ -278,7 +285,7 @@ impl Fluid<'_> {
         slots: &SlotLists,
         g: usize,
         rows: *const DensityRow,
-    ) -> [Vec2; GROUP] {
+    ) -> (V, V) {
         let splat = <V as Lanes8>::splat;
         // SAFETY: the block's density pass ran before in this solve (the schedules in
         // `solve` guarantee it) and built the slots from the checked lists: g is one of its
@@ -306,8 +313,6 @@ impl Fluid<'_> {
             lanes(|l| own[l].boundary_gradient.x),
             lanes(|l| own[l].boundary_gradient.y),
         );
-        let dx = ((mass * x + li * bx) * scale).to_f32x8().to_array();
-        let dy = ((mass * y + li * by) * scale).to_f32x8().to_array();
-        core::array::from_fn(|l| Vec2::new(dx[l], dy[l]))
+        ((mass * x + li * bx) * scale, (mass * y + li * by) * scale)
     }
 }

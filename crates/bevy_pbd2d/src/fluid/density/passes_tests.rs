@@ -70,10 +70,11 @@ fn both_passes(
         for chunk in chunks.iter() {
             for g in 0..chunk.slots.groups() {
                 // SAFETY: the slots were built above from the checked lists.
-                let group =
+                let (dx, dy) =
                     unsafe { fluid.correction_group_of::<V>(&chunk.slots, g, rows.as_ptr()) };
+                let (dx, dy) = (dx.to_f32x8().to_array(), dy.to_f32x8().to_array());
                 let real = (chunk.fluid_count.len() - g * GROUP).min(GROUP);
-                delta.extend_from_slice(&group[..real]);
+                delta.extend((0..real).map(|l| Vec2::new(dx[l], dy[l])));
             }
         }
         (rows, delta)

@@ -34,6 +34,7 @@ use crate::parallel::pipeline::{Side, run_pipeline};
 use crate::parallel::progress::FINISHED;
 use crate::parallel::{CHUNK, threads_for};
 use crate::particle::state::SolverState;
+use crate::simd::Lanes8;
 #[cfg(target_arch = "x86_64")]
 use crate::simd::{Avx8, has_avx2};
 
@@ -93,13 +94,22 @@ impl Fluid<'_> {
                     "∇W scratch of block {c}"
                 );
                 let groups = corrected.chunks_mut(GROUP).zip(w.chunks(GROUP));
+                let (omega, max) = (<V as Lanes8>::splat(self.over_relaxation), self.max_step);
                 for (g, (corrected, w)) in groups.enumerate().take(slots.groups()) {
-                    let delta = self.correction_group_of::<V>(slots, g, rows);
+                    let (dx, dy) = self.correction_group_of::<V>(slots, g, rows);
+                    let (sx, sy) = (omega * dx, omega * dy);
+                    // Lanes whose step is longer than the cap (rare) are cut below.
+                    let long = (sx * sx + sy * sy).gt_bits(<V as Lanes8>::splat(max * max));
+                    let (sx, sy) = (sx.to_f32x8().to_array(), sy.to_f32x8().to_array());
                     for (l, (next, &wi)) in corrected.iter_mut().zip(w).enumerate() {
                         *next = x[block.start + g * GROUP + l];
                         if wi > 0.0 {
-                            *next +=
-                                (self.over_relaxation * delta[l]).clamp_length_max(self.max_step);
+                            let step = Vec2::new(sx[l], sy[l]);
+                            *next += if long & (1 << l) != 0 {
+                                step.clamp_length_max(max)
+                            } else {
+                                step
+                            };
                         }
                     }
                 }
