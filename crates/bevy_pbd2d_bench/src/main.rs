@@ -10,6 +10,7 @@
 //! ```text
 //! cargo run --release -p bevy_pbd2d_bench -- cloth --steps 500 --threads 2
 //! cargo run --release -p bevy_pbd2d_bench -- fluid --width 100 --height 100 --steps 100 --compare-seed
+//! cargo run --release -p bevy_pbd2d_bench -- soak --steps 100000 --every 10000
 //! ```
 //!
 //! Exit status: 0 success, 1 the run (or the seed script) failed, 2 bad arguments.
@@ -21,6 +22,7 @@ mod measure;
 mod report;
 mod scene;
 mod seed;
+mod soak;
 mod summary;
 
 use std::process::ExitCode;
@@ -28,6 +30,9 @@ use std::process::ExitCode;
 use args::{Command, Scene, USAGE};
 
 fn main() -> ExitCode {
+    if std::env::args().nth(1).as_deref() == Some("soak") {
+        return soak_main(std::env::args().skip(2));
+    }
     let args = match args::parse(std::env::args().skip(1)) {
         Ok(Command::Run(args)) => args,
         Ok(Command::Help) => {
@@ -113,4 +118,26 @@ fn run_once(args: &args::Args) -> Result<(f64, Option<f64>), ExitCode> {
             Err(ExitCode::FAILURE)
         }
     }
+}
+
+/// `soak [--steps N] [--every N] [--threads N]`: [`soak`]'s long run, one JSON line per window
+/// of `--every` steps (defaults: 100 000 steps, windows of 10 000, 1 thread).
+fn soak_main(args: impl Iterator<Item = String>) -> ExitCode {
+    let (mut steps, mut every, mut threads) = (100_000u64, 10_000u64, 1usize);
+    let args: Vec<String> = args.collect();
+    for pair in args.chunks(2) {
+        let value = pair.get(1).and_then(|v| v.parse::<u64>().ok()).filter(|&v| v > 0);
+        match (pair[0].as_str(), value) {
+            ("--steps", Some(v)) => steps = v,
+            ("--every", Some(v)) => every = v,
+            ("--threads", Some(v)) => threads = v as usize,
+            _ => {
+                eprintln!("error: soak takes --steps N, --every N, --threads N (N > 0)");
+                return ExitCode::from(2);
+            }
+        }
+    }
+    let mut app = soak::soak_app(threads);
+    soak::run(&mut app, steps, every, |w| println!("{}", soak::line(w)));
+    ExitCode::SUCCESS
 }

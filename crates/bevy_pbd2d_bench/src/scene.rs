@@ -45,10 +45,26 @@ pub fn task_pool_options(threads: usize) -> TaskPoolOptions {
 /// # Errors
 /// [`PbdError`] when the plugin's setters or builders refuse a parameter.
 pub fn build_app(args: &Args) -> Result<App, PbdError> {
+    let mut app = headless_app(args.threads, args.scene.dt() as f32)?;
+    let world = app.world_mut();
+    match args.scene {
+        Scene::Cloth(c) => spawn_cloth(world, &c)?,
+        Scene::Fluid(f) => spawn_fluid(world, &f)?,
+    }
+    finish(&mut app);
+    Ok(app)
+}
+
+/// The bench's app without a scene: `MinimalPlugins` with `threads` compute threads and
+/// `PbdPlugins`, Δt = `dt` (s), one timestep of time per update.
+///
+/// # Errors
+/// [`PbdError`] when `set_time_step` refuses `dt`.
+pub fn headless_app(threads: usize, dt: f32) -> Result<App, PbdError> {
     let mut app = App::new();
     app.add_plugins((
         MinimalPlugins.set(TaskPoolPlugin {
-            task_pool_options: task_pool_options(args.threads),
+            task_pool_options: task_pool_options(threads),
         }),
         PbdPlugins::default(),
     ));
@@ -56,7 +72,7 @@ pub fn build_app(args: &Args) -> Result<App, PbdError> {
     let world = app.world_mut();
     let step = {
         let mut fixed = world.resource_mut::<Time<Fixed>>();
-        set_time_step(&mut fixed, args.scene.dt() as f32)?;
+        set_time_step(&mut fixed, dt)?;
         fixed.timestep()
     };
     // Exactly one timestep of real (and so virtual) time per update; a Δt above the virtual
@@ -67,16 +83,16 @@ pub fn build_app(args: &Args) -> Result<App, PbdError> {
         .max_delta()
         .max(step + Duration::from_millis(1));
     virtual_time.set_max_delta(max_delta);
+    Ok(app)
+}
 
-    match args.scene {
-        Scene::Cloth(c) => spawn_cloth(world, &c)?,
-        Scene::Fluid(f) => spawn_fluid(world, &f)?,
-    }
-    world.flush();
+/// Applies what was spawned and finishes the app's plugins (the first `update` then runs
+/// `Startup` and starts the clock), with single-threaded schedules.
+pub fn finish(app: &mut App) {
+    app.world_mut().flush();
     app.finish();
     app.cleanup();
-    single_threaded_schedules(&mut app);
-    Ok(app)
+    single_threaded_schedules(app);
 }
 
 /// Gives every schedule of the app the single-threaded executor. A headless simulation has
