@@ -126,7 +126,10 @@ fn soak_main(args: impl Iterator<Item = String>) -> ExitCode {
     let (mut steps, mut every, mut threads) = (100_000u64, 10_000u64, 1usize);
     let args: Vec<String> = args.collect();
     for pair in args.chunks(2) {
-        let value = pair.get(1).and_then(|v| v.parse::<u64>().ok()).filter(|&v| v > 0);
+        let value = pair
+            .get(1)
+            .and_then(|v| v.parse::<u64>().ok())
+            .filter(|&v| v > 0);
         match (pair[0].as_str(), value) {
             ("--steps", Some(v)) => steps = v,
             ("--every", Some(v)) => every = v,
