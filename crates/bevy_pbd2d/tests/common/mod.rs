@@ -7,6 +7,7 @@ use core::time::Duration;
 use bevy::app::Plugins;
 use bevy::prelude::*;
 use bevy::time::TimeUpdateStrategy;
+use bevy_pbd2d::fluid::NeighborState;
 use bevy_pbd2d::particle::SolverState;
 use bevy_pbd2d::prelude::*;
 
@@ -90,4 +91,34 @@ pub fn state_bits(app: &App, particles: &[Entity]) -> Vec<[u32; 4]> {
             [x.x, x.y, v.x, v.y].map(f32::to_bits)
         })
         .collect()
+}
+
+/// A fixed-seed linear congruential generator: `next()` is uniform in [0, 1).
+pub struct Lcg(pub u64);
+
+impl Lcg {
+    /// The next value in [0, 1).
+    pub fn next(&mut self) -> f32 {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (self.0 >> 40) as f32 / (1u64 << 24) as f32
+    }
+}
+
+/// Where the last step's fluid neighbour lists differ from a brute-force search over the
+/// predicted positions (pairs closer than h): the first differing particle and both lists.
+pub fn neighbours_unlike_brute_force(app: &App, h: f32) -> Option<(usize, Vec<u32>, Vec<u32>)> {
+    let state = solver(app);
+    let x = &state.x_predicted[..state.fluid_count];
+    let neighbors = app.world().resource::<NeighborState>();
+    (0..x.len()).find_map(|i| {
+        let mut found = neighbors.fluid_neighbors(i).to_vec();
+        found.sort_unstable();
+        let brute: Vec<u32> = (0..x.len() as u32)
+            .filter(|&j| j as usize != i && (x[i] - x[j as usize]).length_squared() < h * h)
+            .collect();
+        (found != brute).then_some((i, found, brute))
+    })
 }

@@ -105,13 +105,8 @@ fn a_row_of_fluid_particles_on_the_floor_samples_rises_gently_onto_the_floor() {
 /// A 20 × 20 block with spacing 2r from `origin`, each particle moved by up to ±0.8 r in x and y
 /// (fixed-seed random).
 fn jittered_block(origin: Vec2, r: f32) -> Vec<Vec2> {
-    let mut seed = 7u64;
-    let mut jitter = move || {
-        seed = seed
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        0.8 * r * (2.0 * (seed >> 40) as f32 / (1u64 << 24) as f32 - 1.0)
-    };
+    let mut lcg = Lcg(7);
+    let mut jitter = move || 0.8 * r * (2.0 * lcg.next() - 1.0);
     let mut points = Vec::with_capacity(400);
     for i in 0..20 {
         for j in 0..20 {

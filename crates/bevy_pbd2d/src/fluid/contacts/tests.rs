@@ -4,6 +4,7 @@ use bevy::prelude::*;
 
 use super::walls::Walls;
 use crate::fluid::grid::SpatialHashGrid;
+use crate::fluid::grid::test_points::lcg;
 use crate::fluid::settings::FluidSettings;
 
 /// A row of samples spaced 2r along y = 0, its grid and Ψ (1 each: the sweep ignores Ψ).
@@ -27,12 +28,7 @@ fn no_motion_crosses_a_row_of_samples() {
     let (samples, psi, grid) = row(&settings);
     let walls = Walls::new(&settings, (&samples, &psi), &grid);
     let mut seed = 99u64;
-    let mut rand = move || {
-        seed = seed
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        (seed >> 40) as f32 / (1u64 << 24) as f32
-    };
+    let mut rand = move || lcg(&mut seed);
     let mut scratch = Vec::new();
     for _ in 0..20_000 {
         let a = Vec2::new((rand() - 0.5) * 40.0 * r, walls.radius + rand() * 4.0 * r);
