@@ -1,6 +1,5 @@
 //! Coincident particles: two cloth neighbours spawned at the same point, a lone fluid pair from 0
-//! to r apart, and ten fluid
-//! particles duplicated in place.
+//! to r apart, and ten fluid particles duplicated in place.
 //!
 //! Naive: the constraint gradient (x₁ − x₂)/‖x₁ − x₂‖ is 0/0 = NaN; duplicated fluid particles
 //! have a zero kernel gradient between them and identical neighbourhoods, so they get identical
