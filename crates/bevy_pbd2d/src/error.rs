@@ -71,6 +71,12 @@ pub enum PbdError {
         /// The entity given.
         entity: bevy::ecs::entity::Entity,
     },
+    /// A collider shape with too few vertices or no extent.
+    #[error("invalid collider shape: {reason}")]
+    InvalidShape {
+        /// What is wrong with it, e.g. "a polygon needs at least 3 vertices".
+        reason: &'static str,
+    },
     /// A scene would contain more particles than [`MAX_PARTICLES`].
     #[error("{requested} particles requested; at most {MAX_PARTICLES} are allowed")]
     TooManyParticles {

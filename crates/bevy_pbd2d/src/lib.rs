@@ -61,6 +61,7 @@
 //! | [`IntegratorPlugin`](dynamics::IntegratorPlugin) | prediction with gravity and the velocity update; [`Gravity`](dynamics::Gravity), [`SolverSettings`](dynamics::SolverSettings) |
 //! | [`ConstraintsPlugin`](constraints::ConstraintsPlugin) | distance constraints and long-range attachments (Gauss-Seidel, XPBD) |
 //! | [`FluidPlugin`](fluid::FluidPlugin) | neighbour search, density solve, XSPH, CFL limit, boundary Ψ; [`FluidSettings`](fluid::FluidSettings), [`SolverThreads`] |
+//! | [`ColliderPlugin`](collider::ColliderPlugin) | colliders for particles: Bevy primitives as static or moving obstacles, contacts with friction and restitution |
 //! | [`BodyPlugin`](body::BodyPlugin) | bodies: the root marker and the relationships to their particles and constraints |
 //! | [`ScenesPlugin`](scenes::ScenesPlugin) | registers the builders' components |
 //! | `PbdPickingPlugin` (feature `picking`) | a `bevy_picking` backend for particles, drag with the mouse |
@@ -169,6 +170,7 @@
 #![warn(missing_docs)]
 
 pub mod body;
+pub mod collider;
 pub mod constraints;
 pub mod dynamics;
 pub mod error;
@@ -197,6 +199,9 @@ pub mod prelude {
     pub use crate::body::{
         BodyConstraints, BodyParticles, BodyPlugin, ConstraintOf, ParticleBodies, ParticleBody,
         ParticleOf,
+    };
+    pub use crate::collider::{
+        ColliderMaterial, ColliderPlugin, ColliderShape, ParticleCollider, ParticleRadius,
     };
     pub use crate::constraints::{ConstraintsPlugin, DistanceConstraint, LongRangeAttachment};
     pub use crate::dynamics::{Gravity, IntegratorPlugin, SolverSettings, set_time_step};

@@ -5,6 +5,7 @@ use bevy::ecs::schedule::ScheduleLabel;
 use bevy::prelude::*;
 
 use crate::body::BodyPlugin;
+use crate::collider::ColliderPlugin;
 use crate::constraints::ConstraintsPlugin;
 use crate::dynamics::IntegratorPlugin;
 use crate::fluid::FluidPlugin;
@@ -14,7 +15,7 @@ use crate::schedule::PbdSchedulePlugin;
 
 /// All of bevy_pbd2d's plugins, in this order (the crate docs have a table of them):
 /// [`PbdSchedulePlugin`], [`ParticlePlugin`], [`IntegratorPlugin`], [`ConstraintsPlugin`],
-/// [`FluidPlugin`], [`BodyPlugin`], [`ScenesPlugin`], and with the `picking` and `debug_render` features the picking backend
+/// [`FluidPlugin`], [`ColliderPlugin`], [`BodyPlugin`], [`ScenesPlugin`], and with the `picking` and `debug_render` features the picking backend
 /// (`PbdPickingPlugin`) and gizmo drawing (`PbdDebugRenderPlugin`).
 ///
 /// The simulation steps once per run of `FixedUpdate` (Δt = `Time<Fixed>::timestep()`), or of
@@ -43,6 +44,7 @@ impl PluginGroup for PbdPlugins {
             .add(IntegratorPlugin)
             .add(ConstraintsPlugin)
             .add(FluidPlugin)
+            .add(ColliderPlugin)
             .add(BodyPlugin)
             .add(ScenesPlugin);
         #[cfg(feature = "picking")]

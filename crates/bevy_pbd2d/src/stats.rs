@@ -30,6 +30,8 @@ pub enum Phase {
     Velocities,
     /// XSPH viscosity.
     Viscosity,
+    /// Particle–collider contacts.
+    Contacts,
 }
 
 /// Wall time (ms) of each [`Phase`] in the last step.
@@ -47,6 +49,8 @@ pub struct PhaseTimes {
     pub velocities: f32,
     /// [`Phase::Viscosity`], ms.
     pub viscosity: f32,
+    /// [`Phase::Contacts`], ms.
+    pub contacts: f32,
 }
 
 /// Statistics of the last simulation step, each field written by the plugin that owns it
@@ -85,6 +89,9 @@ pub struct PbdStats {
     /// Fluid particles that started the last step inside a boundary sample's disc and were
     /// pushed out ([`contacts`](crate::fluid::contacts)).
     pub embedded_particles: usize,
+    /// Particles that touched a [`ParticleCollider`](crate::collider::ParticleCollider) in the
+    /// last step ([`collider`](crate::collider)).
+    pub collider_contacts: usize,
     /// Particles the runaway guard took out in the last step
     /// ([`runaway`](crate::particle::runaway)).
     pub runaways: usize,
@@ -113,6 +120,7 @@ impl PbdStats {
             Phase::Solve => &mut p.solve,
             Phase::Velocities => &mut p.velocities,
             Phase::Viscosity => &mut p.viscosity,
+            Phase::Contacts => &mut p.contacts,
         } += ms;
     }
 }

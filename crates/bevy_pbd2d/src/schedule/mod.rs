@@ -20,6 +20,7 @@
 //! | [`Predict`](PbdStepSystems::Predict) | symplectic Euler: v* = v + Δt g, x* = x + Δt v* |
 //! | [`FindNeighbors`](PbdStepSystems::FindNeighbors) | spatial hash grid, fluid and boundary neighbour lists |
 //! | [`SolveConstraints`](PbdStepSystems::SolveConstraints) | distance constraints (Gauss-Seidel), then the PBF density constraint |
+//! | [`SolveContacts`](PbdStepSystems::SolveContacts) | particle–collider contacts and friction ([`collider`](crate::collider); nothing without colliders) |
 //! | [`UpdateVelocities`](PbdStepSystems::UpdateVelocities) | v = v* + (x − x*)/Δt |
 //! | [`ApplyViscosity`](PbdStepSystems::ApplyViscosity) | XSPH velocity smoothing of fluid particles |
 //! | [`Writeback`](PbdStepSystems::Writeback) | copy arrays to `Position`/`Velocity`/`Transform`, statistics |
@@ -66,6 +67,8 @@ pub enum PbdStepSystems {
     FindNeighbors,
     /// Constraint projection (distance, density).
     SolveConstraints,
+    /// Particle–collider contacts after the solve, and friction.
+    SolveContacts,
     /// Velocities from corrected positions.
     UpdateVelocities,
     /// XSPH viscosity.
@@ -76,11 +79,12 @@ pub enum PbdStepSystems {
 
 impl PbdStepSystems {
     /// All sets in execution order.
-    pub const ORDER: [PbdStepSystems; 7] = [
+    pub const ORDER: [PbdStepSystems; 8] = [
         PbdStepSystems::Prepare,
         PbdStepSystems::Predict,
         PbdStepSystems::FindNeighbors,
         PbdStepSystems::SolveConstraints,
+        PbdStepSystems::SolveContacts,
         PbdStepSystems::UpdateVelocities,
         PbdStepSystems::ApplyViscosity,
         PbdStepSystems::Writeback,

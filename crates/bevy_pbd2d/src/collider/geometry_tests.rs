@@ -1,0 +1,167 @@
+//! Shape queries against closed forms: distances and normals of each primitive, sweeps that
+//! find the first contact and never let a path cross a segment.
+
+use bevy::prelude::*;
+
+use super::components::ColliderShape;
+use super::geometry::Geometry;
+
+fn geometry(shape: impl Into<ColliderShape>) -> Geometry {
+    Geometry::new(&shape.into()).unwrap()
+}
+
+#[test]
+fn distances_and_normals_match_the_closed_forms() {
+    let circle = geometry(Circle::new(0.5));
+    let s = circle.surface(Vec2::new(0.0, 2.0), Vec2::ZERO);
+    assert!((s.distance - 1.5).abs() < 1e-6 && s.normal.abs_diff_eq(Vec2::Y, 1e-6));
+    let s = circle.surface(Vec2::new(0.3, 0.0), Vec2::ZERO);
+    assert!((s.distance + 0.2).abs() < 1e-6 && s.normal.abs_diff_eq(Vec2::X, 1e-6));
+
+    let capsule = geometry(Capsule2d::new(0.25, 2.0));
+    let s = capsule.surface(Vec2::new(1.0, 0.5), Vec2::ZERO);
+    assert!((s.distance - 0.75).abs() < 1e-6 && s.normal.abs_diff_eq(Vec2::X, 1e-6));
+    let s = capsule.surface(Vec2::new(0.0, 2.0), Vec2::ZERO);
+    assert!((s.distance - 0.75).abs() < 1e-6 && s.normal.abs_diff_eq(Vec2::Y, 1e-6));
+
+    let rect = geometry(Rectangle::new(2.0, 1.0));
+    let s = rect.surface(Vec2::new(0.2, 0.4), Vec2::ZERO);
+    assert!(
+        (s.distance + 0.1).abs() < 1e-6,
+        "inside, 0.1 below the top: {s:?}"
+    );
+    assert!(s.normal.abs_diff_eq(Vec2::Y, 1e-6));
+    let s = rect.surface(Vec2::new(2.0, 1.5), Vec2::ZERO);
+    let corner = Vec2::new(1.0, 0.5);
+    assert!((s.distance - (Vec2::new(2.0, 1.5) - corner).length()).abs() < 1e-6);
+
+    // A concave L, given clockwise: solid in both arms, not in the notch.
+    let l = geometry(Polygon::new([
+        Vec2::new(0.0, 0.0),
+        Vec2::new(0.0, 2.0),
+        Vec2::new(1.0, 2.0),
+        Vec2::new(1.0, 1.0),
+        Vec2::new(2.0, 1.0),
+        Vec2::new(2.0, 0.0),
+    ]));
+    assert!(l.surface(Vec2::new(0.5, 1.5), Vec2::ZERO).distance < 0.0);
+    assert!(l.surface(Vec2::new(1.5, 0.5), Vec2::ZERO).distance < 0.0);
+    let notch = l.surface(Vec2::new(1.5, 1.5), Vec2::ZERO);
+    assert!((notch.distance - 0.5).abs() < 1e-6, "{notch:?}");
+
+    // An open segment is two-sided; on its line, the side given decides.
+    let seg = geometry(Segment2d::new(Vec2::new(-1.0, 0.0), Vec2::new(1.0, 0.0)));
+    let below = seg.surface(Vec2::new(0.0, -0.3), Vec2::ZERO);
+    assert!((below.distance - 0.3).abs() < 1e-6 && below.normal.abs_diff_eq(-Vec2::Y, 1e-6));
+    let on = seg.surface(Vec2::ZERO, Vec2::new(0.1, -1.0));
+    assert!(on.distance == 0.0 && on.normal.abs_diff_eq(-Vec2::Y, 1e-6));
+}
+
+#[test]
+fn a_sweep_finds_the_first_contact_of_the_inflated_shape() {
+    let r = 0.1;
+    let circle = geometry(Circle::new(1.0));
+    let hit = circle
+        .sweep(Vec2::new(0.0, 3.0), Vec2::new(0.0, -3.0), r, None)
+        .unwrap();
+    assert!((hit.t - (3.0 - 1.1) / 6.0).abs() < 1e-6, "{hit:?}");
+    assert!(hit.normal.abs_diff_eq(Vec2::Y, 1e-6));
+    assert!(
+        circle
+            .sweep(Vec2::new(2.0, 3.0), Vec2::new(2.0, -3.0), r, None)
+            .is_none()
+    );
+
+    let rect = geometry(Rectangle::new(2.0, 2.0));
+    let hit = rect
+        .sweep(Vec2::new(-5.0, 0.5), Vec2::new(5.0, 0.5), r, None)
+        .unwrap();
+    assert!((hit.t - (5.0 - 1.1) / 10.0).abs() < 1e-6, "{hit:?}");
+    assert!(hit.normal.abs_diff_eq(-Vec2::X, 1e-6));
+}
+
+#[test]
+fn no_path_crosses_a_zero_thickness_segment() {
+    let seg = geometry(Segment2d::new(Vec2::new(-1.0, 0.0), Vec2::new(1.0, 0.0)));
+    let mut seed = 7u64;
+    let mut random = || {
+        seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (seed >> 40) as f32 / (1u64 << 24) as f32
+    };
+    for _ in 0..10_000 {
+        // From above (up to on the line) to below, any length, radius 0 to 0.05.
+        let a = Vec2::new(random() * 2.4 - 1.2, random() * random() * 0.5);
+        let b = Vec2::new(random() * 4.0 - 2.0, -random() * 100.0);
+        let r = [0.0, 1e-4, 0.05][(random() * 3.0) as usize % 3];
+        let crosses_core = {
+            let t = a.y / (a.y - b.y);
+            let x = a.x + t * (b.x - a.x);
+            a.y > 0.0 && (-1.0..=1.0).contains(&x)
+        };
+        let hit = seg.sweep(a, b, r, None);
+        if crosses_core {
+            let hit = hit.unwrap_or_else(|| panic!("{a} → {b} (r {r}) crossed unseen"));
+            let at = a + (b - a) * hit.t;
+            assert!(at.y >= -1e-6, "{a} → {b}: stopped below the line at {at}");
+            assert!(hit.normal.y > 0.0, "pushed to the far side: {hit:?}");
+        }
+    }
+}
+
+#[test]
+fn a_disc_resting_on_a_segment_is_stopped_before_its_line() {
+    let seg = geometry(Segment2d::new(Vec2::new(-1.0, 0.0), Vec2::new(1.0, 0.0)));
+    // Within r of the line, moving down by more than r: stopped now.
+    let hit = seg
+        .sweep(Vec2::new(0.0, 0.05), Vec2::new(0.3, -0.5), 0.1, None)
+        .unwrap();
+    assert_eq!(hit.t, 0.0);
+    assert!(hit.normal.abs_diff_eq(Vec2::Y, 1e-6));
+    // Exactly on the line, moving down: pushed back up (the side it came from).
+    let hit = seg
+        .sweep(Vec2::ZERO, Vec2::new(0.0, -0.5), 0.1, None)
+        .unwrap();
+    assert!(hit.normal.abs_diff_eq(Vec2::Y, 1e-6));
+    // On the line after a contact chose the upper side: leaving upward is free, downward not.
+    let up = Some(Vec2::Y);
+    assert!(
+        seg.sweep(Vec2::ZERO, Vec2::new(0.0, 0.5), 0.1, up)
+            .is_none()
+    );
+    let hit = seg
+        .sweep(Vec2::ZERO, Vec2::new(0.0, -0.5), 0.1, up)
+        .unwrap();
+    assert!(hit.t == 0.0 && hit.normal.abs_diff_eq(Vec2::Y, 1e-6));
+    // Moving along it or away from it: no contact.
+    assert!(
+        seg.sweep(Vec2::new(0.0, 0.05), Vec2::new(0.5, 0.05), 0.1, None)
+            .is_none()
+    );
+    assert!(
+        seg.sweep(Vec2::new(0.0, 0.05), Vec2::new(0.0, 0.5), 0.1, None)
+            .is_none()
+    );
+}
+
+#[test]
+fn bad_shapes_are_refused_with_a_reason() {
+    for shape in [
+        ColliderShape::from(Circle::new(0.0)),
+        ColliderShape::from(Circle::new(f32::NAN)),
+        ColliderShape::from(Rectangle::new(1.0, -1.0)),
+        ColliderShape::from(Capsule2d::new(0.0, 1.0)),
+        ColliderShape::from(Segment2d::new(Vec2::ONE, Vec2::ONE)),
+        ColliderShape::from(Polyline2d::new([Vec2::ZERO])),
+        ColliderShape::from(Polygon::new([Vec2::ZERO, Vec2::X, Vec2::new(2.0, 0.0)])),
+        ColliderShape::from(Polygon::new([
+            Vec2::ZERO,
+            Vec2::X,
+            Vec2::new(f32::INFINITY, 1.0),
+        ])),
+    ] {
+        let e = shape.validate().unwrap_err();
+        assert!(!e.to_string().is_empty(), "{shape:?}");
+    }
+}

@@ -1,0 +1,132 @@
+//! Colliders for particles: obstacles made of Bevy math primitives ([`ParticleCollider`]),
+//! static or moved by the game, that every particle collides with.
+//!
+//! A particle is a disc: fluid particles of radius `FluidSettings::particle_radius`, others of
+//! their [`ParticleRadius`] (default 1 cm). Contacts are position constraints in the step
+//! (\[MMCK14\] §6), in the collider's own frame: a particle's motion over the step is taken
+//! from x₀ in the collider's pose at the step's start to x in its pose at the end, so a moving
+//! collider carries what rests on it and sweeps what is in its way.
+//!
+//! Per step, for every particle with w > 0 whose motion's bounds overlap a collider's (a grid
+//! of cells about a collider's size lists the colliders; a particle only looks at the cells
+//! its motion covers):
+//! 1. **After the prediction** ([`Predict`](crate::PbdStepSystems::Predict)): its motion x₀ → x*
+//!    is swept against the collider (continuous collision). The shape is a set of core segments
+//!    rounded by R (a circle is a rounded point, a capsule a rounded segment, a polygon a loop
+//!    of segments with R = 0, a polyline an open chain), and the particle's centre a ray
+//!    against the capsules of radius R + r around the segments: an exact first contact, with no
+//!    step size, at any speed. At the contact the motion stops and its rest slides along the
+//!    surface (its inward part removed, up to [`MAX_SLIDES`] times). A particle within R + r
+//!    of a segment that moves toward its line is stopped at once, so nothing (a fast motion, a
+//!    constraint pulling) takes it through a zero-thickness segment: that is the tunnelling
+//!    guarantee. Then a particle closer than r to the surface (inside a polygon: nearest edge)
+//!    is pushed out along the normal; the part of that push that undoes a penetration it
+//!    started the step with is applied to x* as well, so it adds no velocity (pre-stabilisation,
+//!    \[MMCK14\] §6.2).
+//! 2. **After the constraint and density solves** ([`SolveContacts`](crate::PbdStepSystems::SolveContacts)):
+//!    the same for its motion x₀ → x as the solves left it; then Coulomb friction
+//!    (\[MMCK14\] §6.1): the tangential part Δxₜ of its motion relative to the collider's
+//!    surface is undone if |Δxₜ| < μs d, else reduced by μk d, where d is the normal correction
+//!    the contacts made in the step.
+//! 3. **After the velocity update** ([`UpdateVelocities`](crate::PbdStepSystems::UpdateVelocities)):
+//!    restitution (Müller et al. 2020, eq. 34): an impact (normal speed before the contacts
+//!    above 2 |g| Δt) leaves with e times its normal speed; a slower one keeps no speed into the
+//!    surface.
+//!
+//! A collider's velocity is its pose change over the step, nothing else: teleporting one
+//! sweeps everything between its two poses. Colliders are obstacles of infinite mass (their
+//! two-way coupling with rigid bodies is the `avian` feature's, to come). Corners where two
+//! colliders meet are resolved in two rounds. A polyline's segments are all tested for a
+//! particle near its bounds: a long terrain is better split into several colliders.
+
+mod broad_phase;
+pub mod components;
+mod contacts;
+pub(crate) mod geometry;
+#[cfg(test)]
+mod geometry_tests;
+mod sync;
+
+use bevy::prelude::*;
+
+pub use components::{
+    ColliderMaterial, ColliderShape, FRICTION_RANGE, PARTICLE_RADIUS_RANGE, ParticleCollider,
+    ParticleRadius,
+};
+pub use contacts::MAX_SLIDES;
+
+use crate::dynamics::integrator::{predict, update_velocities};
+use crate::particle::state::SolverState;
+use crate::particle::sync::copy_particles_in;
+use crate::schedule::{PbdPrepared, PbdSchedule, PbdStepSystems};
+
+/// The contact systems in their step's sets; they run only where [`colliders_and_particles`]
+/// holds (no cost in a scene without colliders).
+#[derive(SystemSet, Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ColliderContactSystems;
+
+/// The step's colliders and what the contacts did to each particle.
+#[derive(Resource, Debug, Default)]
+pub struct ColliderContactState {
+    pub(crate) colliders: Vec<sync::StepCollider>,
+    bins: broad_phase::Bins,
+    /// Each collider's pose at the end of the last step.
+    poses: bevy::platform::collections::HashMap<Entity, Isometry2d>,
+    /// Collision radius of each row (m).
+    radius: Vec<f32>,
+    /// x₀ of each row (m).
+    start: Vec<Vec2>,
+    touch: Vec<contacts::Touch>,
+    candidates: Vec<u32>,
+}
+
+/// Whether there are colliders and particles (the contacts have work).
+pub fn colliders_and_particles(
+    contacts: Res<ColliderContactState>,
+    state: Res<SolverState>,
+) -> bool {
+    !contacts.colliders.is_empty() && !state.is_empty()
+}
+
+/// Colliders for particles ([`ParticleCollider`], [`ColliderMaterial`], [`ParticleRadius`])
+/// and their contacts (module docs), in the sets
+/// [`Prepare`](PbdStepSystems::Prepare), [`Predict`](PbdStepSystems::Predict),
+/// [`SolveContacts`](PbdStepSystems::SolveContacts) and
+/// [`UpdateVelocities`](PbdStepSystems::UpdateVelocities).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ColliderPlugin;
+
+impl Plugin for ColliderPlugin {
+    fn build(&self, app: &mut App) {
+        app.register_type::<ParticleCollider>()
+            .register_type::<ColliderMaterial>()
+            .register_type::<ParticleRadius>()
+            .init_resource::<ColliderContactState>();
+        app.configure_sets(
+            PbdSchedule,
+            ColliderContactSystems.run_if(colliders_and_particles),
+        );
+        app.add_systems(
+            PbdSchedule,
+            sync::sync_colliders
+                .in_set(PbdPrepared)
+                .after(copy_particles_in),
+        );
+        app.add_systems(
+            PbdSchedule,
+            (
+                contacts::record_collider_starts
+                    .in_set(PbdStepSystems::Predict)
+                    .before(predict),
+                contacts::collide_predicted
+                    .in_set(PbdStepSystems::Predict)
+                    .after(predict),
+                contacts::collide_solved.in_set(PbdStepSystems::SolveContacts),
+                contacts::apply_restitution
+                    .in_set(PbdStepSystems::UpdateVelocities)
+                    .after(update_velocities),
+            )
+                .in_set(ColliderContactSystems),
+        );
+    }
+}
