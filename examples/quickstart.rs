@@ -33,6 +33,7 @@ fn setup(mut commands: Commands, fluid: Res<FluidSettings>) {
         width: 10,
         height: 10,
         origin: Vec2::new(0.0, -8.0),
+        ..default()
     }
     .spawn(&mut commands, &fluid)
     .unwrap();

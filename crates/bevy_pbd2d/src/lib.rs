@@ -213,7 +213,8 @@ pub mod prelude {
         InverseMass, KinematicTarget, Particle, ParticlePlugin, Position, Velocity,
     };
     pub use crate::scenes::{
-        ClothBuilder, ClothGrid, ClothParticle, DamBreakBuilder, FixedCorners, ScenesPlugin,
+        ClothBuilder, ClothGrid, ClothParticle, DamBreakBuilder, DamBreakWalls, FixedCorners,
+        ScenesPlugin,
     };
     pub use crate::schedule::{
         PbdClock, PbdSchedule, PbdSchedulePlugin, PbdStepSystems, PbdSystems,

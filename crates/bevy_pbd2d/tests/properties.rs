@@ -211,7 +211,7 @@ proptest! {
             cfl_number,
             over_relaxation,
         };
-        let builder = DamBreakBuilder { width, height, origin };
+        let builder = DamBreakBuilder { width, height, origin, ..default() };
         let mut app = app(0.005);
         app.insert_resource(settings);
         match (settings.validate(), builder.validate()) {

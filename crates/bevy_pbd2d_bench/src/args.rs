@@ -6,7 +6,8 @@
 //!                        [--repeat N]
 //! bevy_pbd2d_bench fluid [--width 30] [--height 30] [--dt 0.005] [--max-error 0.1]
 //!                        [--max-iterations 100] [--viscosity 0.05] [--steps 400]
-//!                        [--threads N] [--compare-seed] [--repeat N]
+//!                        [--walls samples|colliders] [--threads N] [--compare-seed]
+//!                        [--repeat N]
 //! ```
 //!
 //! The defaults are those of the reference demos (and of `seed-bench.js`). Values may be given
@@ -40,6 +41,9 @@ fluid options (defaults: the PBF demo's):
   --relaxation W      over-relaxation factor of the density corrections, not
                       in the reference demo, (0, 1.9] (1)
   --steps N           timed steps, >= 1 (400)
+  --walls W           the box: `samples` (the demo's boundary samples) or
+                      `colliders` (a ParticleCollider polyline on the same
+                      lines, carrying its own samples) (samples)
 common options:
   --threads N         compute task pool threads, >= 1 (available parallelism)
   --compare-seed      then run ../shared/tools/seed-bench.js with the same
@@ -115,6 +119,8 @@ pub struct FluidArgs {
     pub relaxation: f64,
     /// Timed steps.
     pub steps: u32,
+    /// Whether the box is a collider (`--walls colliders`) instead of boundary samples.
+    pub collider_walls: bool,
 }
 
 impl Default for FluidArgs {
@@ -128,6 +134,7 @@ impl Default for FluidArgs {
             viscosity: 0.05,
             relaxation: 1.0,
             steps: 400,
+            collider_walls: false,
         }
     }
 }
@@ -288,6 +295,13 @@ where
             (Scene::Fluid(f), "viscosity") => f.viscosity = v.float_in(0.0, 1.0)?,
             (Scene::Fluid(f), "relaxation") => f.relaxation = v.float_in(1e-6, 1.9)?,
             (Scene::Fluid(f), "steps") => f.steps = v.int(1, u32::MAX as u64)? as u32,
+            (Scene::Fluid(f), "walls") => {
+                f.collider_walls = match v.text {
+                    "samples" => false,
+                    "colliders" => true,
+                    _ => return Err(v.error("samples or colliders")),
+                }
+            }
             (s, _) => {
                 return Err(ArgError(format!(
                     "unknown option --{flag} for scene {}",
@@ -401,7 +415,8 @@ mod tests {
                 max_iterations: 100,
                 viscosity: 0.05,
                 relaxation: 1.0,
-                steps: 400
+                steps: 400,
+                collider_walls: false,
             })
         );
         assert_eq!(f.scene.warmup_steps(), 20);
@@ -464,6 +479,8 @@ mod tests {
             "1.5",
             "--steps",
             "60",
+            "--walls",
+            "colliders",
             "--threads",
             "1",
         ]);
@@ -477,7 +494,8 @@ mod tests {
                 max_iterations: 7,
                 viscosity: 1.0,
                 relaxation: 1.5,
-                steps: 60
+                steps: 60,
+                collider_walls: true,
             })
         );
         assert_eq!(f.threads, 1);
@@ -533,6 +551,8 @@ mod tests {
             &["fluid", "--max-iterations", "10001"],
             &["fluid", "--steps", "-1"],
             &["fluid", "--dt="],
+            &["fluid", "--walls", "bricks"],
+            &["cloth", "--walls", "colliders"],
         ];
         for case in cases {
             let message = error(case);

@@ -32,6 +32,8 @@ pub struct PhaseAverages {
     pub velocities: f64,
     /// XSPH viscosity.
     pub viscosity: f64,
+    /// Particle–collider contacts.
+    pub contacts: f64,
     /// Copying in and out of the solver arrays, Ψ.
     pub sync: f64,
 }
@@ -117,6 +119,7 @@ pub fn run(app: &mut App, warmup: u32, steps: u32) -> Result<Measurement, StepEr
         a.solve += p.solve as f64;
         a.velocities += p.velocities as f64;
         a.viscosity += p.viscosity as f64;
+        a.contacts += p.contacts as f64;
         a.sync += p.sync as f64;
     }
     let cpu_after = cpu_time_ms();
@@ -134,6 +137,7 @@ pub fn run(app: &mut App, warmup: u32, steps: u32) -> Result<Measurement, StepEr
         &mut a.solve,
         &mut a.velocities,
         &mut a.viscosity,
+        &mut a.contacts,
         &mut a.sync,
     ] {
         *v /= n;

@@ -174,6 +174,7 @@ fn phases(p: &PhaseAverages) -> JsonObject {
         .rounded("solve", p.solve, 4)
         .rounded("velocities", p.velocities, 4)
         .rounded("viscosity", p.viscosity, 4)
+        .rounded("contacts", p.contacts, 4)
         .rounded("sync", p.sync, 4)
 }
 
@@ -264,6 +265,14 @@ pub fn fluid_line(world: &World, f: &FluidArgs, threads: usize, m: &Measurement)
         .int("width", f.width as u64)
         .int("height", f.height as u64)
         .int("fluid_particles", state.fluid_count as u64)
+        .string(
+            "walls",
+            if f.collider_walls {
+                "colliders"
+            } else {
+                "samples"
+            },
+        )
         .int("boundary_particles", state.boundary_x.len() as u64)
         .number("dt", f.dt)
         .int("steps", m.steps as u64)

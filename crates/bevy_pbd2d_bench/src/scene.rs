@@ -14,7 +14,8 @@ use bevy::prelude::*;
 use bevy::time::TimeUpdateStrategy;
 use bevy_pbd2d::error::PbdError;
 use bevy_pbd2d::prelude::{
-    DamBreakBuilder, FixedCorners, FluidSettings, PbdPlugins, SolverSettings, set_time_step,
+    DamBreakBuilder, DamBreakWalls, FixedCorners, FluidSettings, PbdPlugins, SolverSettings,
+    set_time_step,
 };
 use bevy_pbd2d::scenes::cloth::ClothBuilder;
 
@@ -137,6 +138,11 @@ fn spawn_fluid(world: &mut World, f: &FluidArgs) -> Result<(), PbdError> {
     let builder = DamBreakBuilder {
         width: f.width,
         height: f.height,
+        walls: if f.collider_walls {
+            DamBreakWalls::Collider
+        } else {
+            DamBreakWalls::Samples
+        },
         ..default()
     };
     builder.spawn(&mut world.commands(), &settings)?;

@@ -234,6 +234,50 @@ impl Geometry {
     }
 }
 
+impl Geometry {
+    /// Points along the surface at most `spacing` apart (m, > 0): every vertex, and evenly
+    /// spaced points between; around a rounded core, its outline at distance R (a circle's
+    /// circumference, a capsule's sides and caps). Where boundary samples of a collider go.
+    pub(crate) fn outline(&self, spacing: f32) -> Vec<Vec2> {
+        let mut out = Vec::new();
+        // Pieces of at most `spacing` (a length a rounding error above a multiple of it is
+        // that multiple).
+        let pieces = |length: f32| ((length / spacing * (1.0 - 1e-5)).ceil() as usize).max(1);
+        if self.rounding > 0.0 {
+            // One core segment (a point for a circle): two sides and two half circles.
+            let [a, b] = self.segments[0];
+            let along = (b - a).try_normalize().unwrap_or(Vec2::X);
+            let side = along.perp() * self.rounding;
+            let length = a.distance(b);
+            let arc = core::f32::consts::PI * self.rounding;
+            for (from, to, centre) in [(a - side, b - side, b), (b + side, a + side, a)] {
+                if length > 0.0 {
+                    let n = pieces(length);
+                    out.extend((0..n).map(|k| from.lerp(to, k as f32 / n as f32)));
+                }
+                // The half circle around `centre` from `to` on.
+                let n = pieces(arc);
+                let start = to - centre;
+                out.extend((0..n).map(|k| {
+                    let angle = core::f32::consts::PI * k as f32 / n as f32;
+                    centre + Rot2::radians(angle) * start
+                }));
+            }
+            return out;
+        }
+        for s in &self.segments {
+            let n = pieces(s[0].distance(s[1]));
+            out.extend((0..n).map(|k| s[0].lerp(s[1], k as f32 / n as f32)));
+        }
+        if !self.polygon
+            && let Some(last) = self.segments.last()
+        {
+            out.push(last[1]);
+        }
+        out
+    }
+}
+
 /// A polygon's vertices as a counter-clockwise loop of segments.
 fn polygon_loop(v: &[Vec2]) -> Result<Vec<[Vec2; 2]>, PbdError> {
     vertices("polygon vertex (m)", v)?;

@@ -33,6 +33,11 @@
 //!    above 2 |g| Δt) leaves with e times its normal speed; a slower one keeps no speed into the
 //!    surface.
 //!
+//! Fluid gets its density support from a collider as from hand-placed samples: every
+//! collider carries Akinci boundary samples on its surface, 2r apart, moved with it
+//! ([`samples`]); water rests on it with the density error and height it has in a
+//! sample-built box (`DamBreakWalls::Collider` builds the demo's box that way).
+//!
 //! A collider's velocity is its pose change over the step, nothing else: teleporting one
 //! sweeps everything between its two poses. Colliders are obstacles of infinite mass (their
 //! two-way coupling with rigid bodies is the `avian` feature's, to come). Corners where two
@@ -45,6 +50,7 @@ mod contacts;
 pub(crate) mod geometry;
 #[cfg(test)]
 mod geometry_tests;
+pub mod samples;
 mod sync;
 
 use bevy::prelude::*;
@@ -54,10 +60,12 @@ pub use components::{
     ParticleRadius,
 };
 pub use contacts::MAX_SLIDES;
+pub use samples::{ColliderSample, ColliderSampleOf, ColliderSamples};
 
 use crate::dynamics::integrator::{predict, update_velocities};
+use crate::fluid::boundary::update_boundary;
 use crate::particle::state::SolverState;
-use crate::particle::sync::copy_particles_in;
+use crate::particle::sync::{copy_particles_in, rebuild_particle_rows};
 use crate::schedule::{PbdPrepared, PbdSchedule, PbdStepSystems};
 
 /// The contact systems in their step's sets; they run only where [`colliders_and_particles`]
@@ -101,6 +109,9 @@ impl Plugin for ColliderPlugin {
         app.register_type::<ParticleCollider>()
             .register_type::<ColliderMaterial>()
             .register_type::<ParticleRadius>()
+            .register_type::<ColliderSample>()
+            .register_type::<ColliderSampleOf>()
+            .register_type::<ColliderSamples>()
             .init_resource::<ColliderContactState>();
         app.configure_sets(
             PbdSchedule,
@@ -108,7 +119,12 @@ impl Plugin for ColliderPlugin {
         );
         app.add_systems(
             PbdSchedule,
-            sync::sync_colliders
+            (
+                sync::sync_colliders,
+                samples::update_collider_samples
+                    .after(rebuild_particle_rows)
+                    .before(update_boundary),
+            )
                 .in_set(PbdPrepared)
                 .after(copy_particles_in),
         );

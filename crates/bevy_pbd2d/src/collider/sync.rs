@@ -37,19 +37,22 @@ pub(crate) fn pose(transform: &GlobalTransform) -> Isometry2d {
     Isometry2d::new(translation.truncate(), rotation)
 }
 
-/// The world transform of an entity with `transform` and `parent`: the parent's
-/// `GlobalTransform` (propagated last frame) times its own `Transform` (as set now), so that a
-/// collider moved in this frame's fixed step is seen where it was put.
-fn world_transform(
-    transform: &Transform,
-    parent: Option<&ChildOf>,
+/// What a collider's pose is read from: its `Transform`, and its parent if it has one.
+pub(crate) type ColliderPose = (&'static Transform, Option<&'static ChildOf>);
+
+/// The pose of a collider now: the parent's `GlobalTransform` (propagated last frame) times
+/// its own `Transform` (as set now), so that a collider moved in this frame's fixed step is
+/// seen where it was put. `None` if it is not finite.
+pub(crate) fn collider_pose(
+    (transform, parent): (&Transform, Option<&ChildOf>),
     globals: &Query<&GlobalTransform>,
-) -> GlobalTransform {
-    let local = GlobalTransform::from(*transform);
-    match parent.and_then(|p| globals.get(p.parent()).ok()) {
+) -> Option<Isometry2d> {
+    let world = match parent.and_then(|p| globals.get(p.parent()).ok()) {
         Some(parent) => parent.mul_transform(*transform),
-        None => local,
-    }
+        None => GlobalTransform::from(*transform),
+    };
+    let pose = pose(&world);
+    (pose.translation.is_finite() && pose.rotation.is_finite()).then_some(pose)
 }
 
 /// The world bounds of local bounds `aabb` under `pose`.
@@ -68,8 +71,7 @@ fn world_bounds(aabb: (Vec2, Vec2), pose: Isometry2d) -> (Vec2, Vec2) {
 type ColliderData = (
     Entity,
     Ref<'static, ParticleCollider>,
-    &'static Transform,
-    Option<&'static ChildOf>,
+    ColliderPose,
     Ref<'static, ColliderMaterial>,
 );
 
@@ -89,7 +91,7 @@ pub(crate) fn sync_colliders(
     let contacts = &mut *contacts;
     let previous = std::mem::take(&mut contacts.poses);
     contacts.colliders.clear();
-    for (entity, shape, transform, parent, material) in &colliders {
+    for (entity, shape, transform, material) in &colliders {
         let geometry = match Geometry::new(&shape.0) {
             Ok(g) => g,
             Err(e) => {
@@ -108,13 +110,12 @@ pub(crate) fn sync_colliders(
             }
             ColliderMaterial::default()
         });
-        let end = pose(&world_transform(transform, parent, &globals));
-        if !(end.translation.is_finite() && end.rotation.is_finite()) {
+        let Some(end) = collider_pose(transform, &globals) else {
             if shape.is_changed() {
                 warn!("collider {entity} is left out: its transform is not finite");
             }
             continue;
-        }
+        };
         let start = previous.get(&entity).copied().unwrap_or(end);
         contacts.colliders.push(StepCollider {
             entity,

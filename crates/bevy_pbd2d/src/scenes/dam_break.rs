@@ -4,6 +4,7 @@
 use bevy::prelude::*;
 
 use crate::body::{ParticleBody, ParticleOf};
+use crate::collider::{ColliderMaterial, ParticleCollider};
 use crate::error::{PbdError, finite_vec2, in_range, particle_budget};
 use crate::fluid::{BoundaryParticle, FluidParticle, FluidSettings};
 use crate::particle::{InverseMass, Position};
@@ -16,7 +17,9 @@ pub const MAX_BLOCK_SIDE: u32 = 2000;
 /// (−1.5 W d + (j + 1) d + r, (i + 1) d + r); boundary samples along the bottom (y = 0) and top
 /// (y = 3H d) for columns 0 .. 3W, and left/right for rows 1 .. 3H − 1, exactly as in the demo
 /// (which leaves the two top corner samples out). Everything is shifted by `origin` (m).
-/// Defaults: 30 × 30, origin (0, 0).
+/// With [`DamBreakWalls::Collider`] the box is one frictionless [`ParticleCollider`] instead,
+/// a closed polyline through the samples' centres, which carries its own samples on the same
+/// lines. Defaults: 30 × 30, origin (0, 0), sample walls.
 #[derive(Reflect, Debug, Clone, Copy, PartialEq)]
 pub struct DamBreakBuilder {
     /// Fluid particles per row, 1 ..= 2000. Default 30.
@@ -25,6 +28,19 @@ pub struct DamBreakBuilder {
     pub height: u32,
     /// Offset of the whole scene (m). Default (0, 0): the box's floor centre.
     pub origin: Vec2,
+    /// What the box is made of. Default [`DamBreakWalls::Samples`] (the demo's).
+    pub walls: DamBreakWalls,
+}
+
+/// What a [`DamBreakBuilder`]'s box is made of.
+#[derive(Reflect, Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub enum DamBreakWalls {
+    /// Boundary samples, as in the PBF demo.
+    #[default]
+    Samples,
+    /// A [`ParticleCollider`] (a closed polyline) with the samples the collider plugin
+    /// generates on it.
+    Collider,
 }
 
 impl Default for DamBreakBuilder {
@@ -33,6 +49,7 @@ impl Default for DamBreakBuilder {
             width: 30,
             height: 30,
             origin: Vec2::ZERO,
+            walls: DamBreakWalls::Samples,
         }
     }
 }
@@ -47,8 +64,11 @@ pub struct DamBreak {
     pub root: Entity,
     /// Fluid particle entities, row-major from the bottom row.
     pub fluid: Vec<Entity>,
-    /// Boundary sample entities.
+    /// Boundary sample entities (none with [`DamBreakWalls::Collider`]: the collider's are
+    /// generated at the first step with fluid).
     pub boundary: Vec<Entity>,
+    /// The box's collider, with [`DamBreakWalls::Collider`].
+    pub collider: Option<Entity>,
 }
 
 impl DamBreakBuilder {
@@ -99,6 +119,13 @@ impl DamBreakBuilder {
         out.into_iter().map(|p| p + self.origin).collect()
     }
 
+    /// The box as a closed polyline through the sample lines (m): floor, right wall, top,
+    /// left wall.
+    pub fn box_polyline(&self, settings: &FluidSettings) -> Polyline2d {
+        let (lo, hi) = self.box_bounds(settings);
+        Polyline2d::new([lo, Vec2::new(hi.x, lo.y), hi, Vec2::new(lo.x, hi.y), lo])
+    }
+
     /// Inner extent of the box, (min, max) corners (m): the region fluid particles stay in.
     pub fn box_bounds(&self, settings: &FluidSettings) -> (Vec2, Vec2) {
         let d = 2.0 * settings.particle_radius;
@@ -133,18 +160,30 @@ impl DamBreakBuilder {
                 commands.spawn(particle).id()
             })
             .collect();
-        let boundary = self
-            .boundary_positions(settings)
-            .into_iter()
-            .map(|p| {
-                let sample = (BoundaryParticle, Position(p), ParticleOf(root));
-                commands.spawn(sample).id()
-            })
-            .collect();
+        let (boundary, collider) = match self.walls {
+            DamBreakWalls::Samples => {
+                let samples = self.boundary_positions(settings).into_iter().map(|p| {
+                    let sample = (BoundaryParticle, Position(p), ParticleOf(root));
+                    commands.spawn(sample).id()
+                });
+                (samples.collect(), None)
+            }
+            DamBreakWalls::Collider => {
+                let walls = (
+                    ParticleCollider::from(self.box_polyline(settings)),
+                    ColliderMaterial::frictionless(0.0)?,
+                    Transform::IDENTITY,
+                    Name::new("Dam break box"),
+                    ParticleOf(root),
+                );
+                (Vec::new(), Some(commands.spawn(walls).id()))
+            }
+        };
         Ok(DamBreak {
             root,
             fluid,
             boundary,
+            collider,
         })
     }
 }

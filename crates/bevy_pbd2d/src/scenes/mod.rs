@@ -4,7 +4,7 @@ pub mod cloth;
 pub mod dam_break;
 
 pub use cloth::{Cloth, ClothBuilder, ClothGrid, ClothParticle, FixedCorners};
-pub use dam_break::{DamBreak, DamBreakBuilder};
+pub use dam_break::{DamBreak, DamBreakBuilder, DamBreakWalls};
 
 use bevy::prelude::*;
 

@@ -57,6 +57,7 @@ pub fn f0(origin: Vec2) -> DamBreakBuilder {
         width: 20,
         height: 20,
         origin,
+        ..default()
     }
 }
 
