@@ -169,6 +169,8 @@
 
 #![warn(missing_docs)]
 
+#[cfg(feature = "avian")]
+pub mod avian;
 pub mod body;
 pub mod collider;
 pub mod constraints;
@@ -202,6 +204,7 @@ pub mod prelude {
     };
     pub use crate::collider::{
         ColliderMaterial, ColliderPlugin, ColliderShape, ParticleCollider, ParticleRadius,
+        TeleportCollider,
     };
     pub use crate::constraints::{ConstraintsPlugin, DistanceConstraint, LongRangeAttachment};
     pub use crate::dynamics::{Gravity, IntegratorPlugin, SolverSettings, set_time_step};

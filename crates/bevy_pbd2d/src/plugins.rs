@@ -47,6 +47,8 @@ impl PluginGroup for PbdPlugins {
             .add(ColliderPlugin)
             .add(BodyPlugin)
             .add(ScenesPlugin);
+        #[cfg(feature = "avian")]
+        let group = group.add(crate::avian::AvianCouplingPlugin);
         #[cfg(feature = "picking")]
         let group = group.add(crate::picking::PbdPickingPlugin);
         #[cfg(feature = "debug_render")]

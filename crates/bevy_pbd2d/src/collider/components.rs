@@ -200,3 +200,11 @@ impl ParticleRadius {
         self.0
     }
 }
+
+/// Marks a collider moved by a teleport rather than a motion: in the next step it is taken as
+/// having been at its new pose all along (no sweep over the way between, no velocity given to
+/// particles), and the marker is removed. Without it, a collider's pose change is its motion:
+/// one moved 10 m in a step of 1/60 s sweeps everything between at 600 m/s.
+#[derive(Component, Reflect, Debug, Default, Clone, Copy, PartialEq, Eq)]
+#[reflect(Component, Default)]
+pub struct TeleportCollider;

@@ -7,12 +7,20 @@ use bevy::prelude::*;
 
 use crate::collider::ColliderContactState;
 use crate::collider::geometry::Hit;
+use crate::collider::sync::StepCollider;
 use crate::dynamics::Gravity;
 use crate::particle::SolverState;
 use crate::stats::{PbdStats, Phase};
 
 /// Times the rest of a blocked motion slides along the surface before it stops for the step.
 pub const MAX_SLIDES: usize = 4;
+
+/// Rounds over the colliders a particle touches, where several meet.
+pub const MAX_ROUNDS: usize = 4;
+
+/// Where colliders meet, the final motion is checked against each with a radius this much
+/// (relative) smaller, so that resting on one is not taken for entering it.
+const VALIDATION_SLACK: f32 = 1e-3;
 
 /// No collider touched the row in this step.
 const NONE: u32 = u32::MAX;
@@ -28,6 +36,11 @@ pub(crate) struct Touch {
     pub(crate) depth: f32,
     /// Its velocity v* before any contact (m/s).
     pub(crate) v_star: Vec2,
+    /// The displacement the contacts gave it that changes its velocity (m): all but the
+    /// pre-stabilisation. Its momentum change is m · push / Δt.
+    pub(crate) push: Vec2,
+    /// The velocity restitution gave it (m/s).
+    pub(crate) bounce: Vec2,
 }
 
 impl Default for Touch {
@@ -37,6 +50,8 @@ impl Default for Touch {
             normal: Vec2::ZERO,
             depth: 0.0,
             v_star: Vec2::ZERO,
+            push: Vec2::ZERO,
+            bounce: Vec2::ZERO,
         }
     }
 }
@@ -100,11 +115,12 @@ fn pass(state: &mut SolverState, contacts: &mut ColliderContactState, friction: 
             continue;
         }
         bins.query(x0.min(x) - r, x0.max(x) + r, candidates);
-        let mut touched_here = 0;
-        // Two rounds where two colliders meet (a corner), so that the second's push does not
-        // leave the particle in the first.
-        for _round in 0..2 {
-            let mut touched_round = 0;
+        let x_in = x;
+        let mut touched = 0u32;
+        let mut prestabilised = Vec2::ZERO;
+        // Rounds (Gauss-Seidel over the colliders) where several meet, until none moves it.
+        for round in 0..MAX_ROUNDS {
+            let (mut touched_round, mut moved_round) = (0, false);
             for &k in candidates.iter() {
                 let c = &colliders[k as usize];
                 let a = c.start.inverse_transform_point(x0);
@@ -113,19 +129,17 @@ fn pass(state: &mut SolverState, contacts: &mut ColliderContactState, friction: 
                 let side =
                     (touch[i].collider == k).then(|| c.end.rotation.inverse() * touch[i].normal);
                 let Some((b, normal, depth, initial)) =
-                    resolve(&c.geometry, a, b, r, side, !friction)
+                    resolve(&c.geometry, a, b, r, side, !friction && round == 0)
                 else {
                     continue;
                 };
                 let moved = c.end.transform_point(b);
                 let normal = c.end.rotation * normal;
-                if initial > 0.0 {
-                    // Pre-stabilisation (\[MMCK14\] §6.2): the penetration it started the step
-                    // with is removed from x* as well, so it adds no velocity.
-                    state.x_predicted[i] += normal * initial;
-                }
-                x = moved;
+                prestabilised += normal * initial;
                 let t = &mut touch[i];
+                moved_round |= moved != x;
+                t.push += moved - x - normal * initial;
+                x = moved;
                 if t.collider == NONE {
                     t.v_star = state.v[i];
                 }
@@ -134,13 +148,64 @@ fn pass(state: &mut SolverState, contacts: &mut ColliderContactState, friction: 
                 t.depth += depth;
                 touched_round += 1;
             }
-            touched_here += touched_round;
-            if touched_round < 2 {
+            touched += touched_round;
+            if touched_round < 2 || !moved_round {
                 break;
             }
         }
+        if touched > 1 {
+            // Where colliders meet, the last one's push may have moved it into (or through)
+            // another. The colliders that move least under it hold: its motion from x₀ is
+            // cut where it reaches one of them it entered. (A still wall holds against a
+            // collider crushing the particle into it, which is left overlapping it.)
+            let motion = |c: &StepCollider| {
+                let a = c.start.inverse_transform_point(x0);
+                c.end
+                    .transform_point(a)
+                    .distance(c.start.transform_point(a))
+            };
+            let least = candidates
+                .iter()
+                .map(|&k| motion(&colliders[k as usize]))
+                .fold(f32::INFINITY, f32::min);
+            let blocking = candidates
+                .iter()
+                .filter_map(|&k| {
+                    let c = &colliders[k as usize];
+                    if motion(c) > least + VALIDATION_SLACK * r {
+                        return None;
+                    }
+                    let a = c.start.inverse_transform_point(x0);
+                    let b = c.end.inverse_transform_point(x);
+                    let reach = r * (1.0 - VALIDATION_SLACK);
+                    let hit = c.geometry.sweep(a, b, reach, None)?;
+                    let at = a + (b - a) * hit.t;
+                    // It ends inside this collider, or beyond it (through a segment).
+                    let entered = c.geometry.surface(b, a - b).distance < reach
+                        || (b - at).dot(hit.normal) < -reach;
+                    entered.then(|| (hit.t, c.end.transform_point(at)))
+                })
+                .min_by(|p, q| p.0.total_cmp(&q.0));
+            if let Some((_, stop)) = blocking {
+                touch[i].push += stop - x;
+                x = stop;
+            }
+        }
+        if prestabilised != Vec2::ZERO {
+            // Pre-stabilisation (\[MMCK14\] §6.2): the penetration it started the step with is
+            // removed from x* as well, so it adds no velocity; only as far as the contacts
+            // did move it that way (a later collider may have undone the push).
+            let length = prestabilised.length();
+            let direction = prestabilised / length;
+            let kept = length.min((x - x_in).dot(direction).max(0.0));
+            state.x_predicted[i] += direction * kept;
+            touch[i].push += prestabilised - direction * kept;
+        }
+        let touched_here = touched;
         if friction && touch[i].collider != NONE {
-            x = apply_friction(x, x0, &touch[i], colliders);
+            let slid = apply_friction(x, x0, &touch[i], colliders);
+            touch[i].push += slid - x;
+            x = slid;
         }
         if touched_here > 0 || friction {
             state.x[i] = x;
@@ -159,6 +224,9 @@ fn resolve(
     side: Option<Vec2>,
     pre_stabilise: bool,
 ) -> Option<(Vec2, Vec2, f32, f32)> {
+    if !geometry.near(a.min(b), a.max(b), r) {
+        return None;
+    }
     let mut from = a;
     let mut to = b;
     let mut normal = None;
@@ -168,6 +236,11 @@ fn resolve(
         let hit = from + (to - from) * t;
         let rest = to - hit;
         let inward = rest.dot(n).min(0.0);
+        if t == 0.0 && inward == 0.0 {
+            // Blocked where it stands but not moving in: nothing to take away.
+            normal = Some(n);
+            break;
+        }
         depth -= inward;
         normal = Some(n);
         from = hit;
@@ -201,12 +274,7 @@ fn resolve(
 /// Coulomb friction (\[MMCK14\] eq. 24–25): the particle's motion relative to the collider's
 /// surface, tangential part Δx_t, is undone if |Δx_t| < μs d (static), else reduced by μk d,
 /// with d the normal correction of the step.
-fn apply_friction(
-    x: Vec2,
-    x0: Vec2,
-    touch: &Touch,
-    colliders: &[crate::collider::sync::StepCollider],
-) -> Vec2 {
+fn apply_friction(x: Vec2, x0: Vec2, touch: &Touch, colliders: &[StepCollider]) -> Vec2 {
     let c = &colliders[touch.collider as usize];
     let m = c.material;
     // The particle's motion in the collider's frame: where the collider's material point now
@@ -234,17 +302,23 @@ pub(crate) fn apply_restitution(
     time: Res<Time>,
     gravity: Res<Gravity>,
     mut state: ResMut<SolverState>,
-    contacts: Res<ColliderContactState>,
+    mut contacts: ResMut<ColliderContactState>,
 ) {
     let dt = time.delta_secs();
     let g = gravity.0;
+    let ColliderContactState {
+        colliders,
+        touch,
+        start,
+        ..
+    } = &mut *contacts;
     let threshold = 2.0 * g.length() * dt;
-    for (i, t) in contacts.touch.iter().enumerate() {
+    for (i, t) in touch.iter_mut().enumerate() {
         if t.collider == NONE || state.w[i].partial_cmp(&0.0) != Some(core::cmp::Ordering::Greater)
         {
             continue;
         }
-        let c = &contacts.colliders[t.collider as usize];
+        let c = &colliders[t.collider as usize];
         let x = state.x[i];
         let local = c.end.inverse_transform_point(x);
         let surface_velocity = (x - c.start.transform_point(local)) / dt;
@@ -255,14 +329,15 @@ pub(crate) fn apply_restitution(
             // Where it started the step, in the collider's frame now, above the contact.
             let x0 = c
                 .end
-                .transform_point(c.start.inverse_transform_point(contacts.start[i]));
+                .transform_point(c.start.inverse_transform_point(start[i]));
             let v0 = (t.v_star - g * dt - surface_velocity).dot(n);
             rebound_speed(c.material.restitution, (x0 - x).dot(n), v0, -g.dot(n), dt)
         } else {
             0.0
         };
         if vn < target {
-            state.v[i] += n * (target - vn);
+            t.bounce = n * (target - vn);
+            state.v[i] += t.bounce;
         }
     }
 }
@@ -282,6 +357,29 @@ pub(crate) fn rebound_speed(e: f32, h0: f32, v0: f32, g_in: f32, dt: f32) -> f32
     let q0 = (0.5 * v0 * v0 + g_in * h0.max(0.0) - 0.5 * g_in * dt * v0).max(0.0);
     let b = g_in * dt;
     0.5 * (b + (b * b + 8.0 * e * e * q0).max(0.0).sqrt())
+}
+
+#[cfg_attr(not(feature = "avian"), allow(dead_code))]
+impl ColliderContactState {
+    /// Each particle's contact impulse of this step on a collider with a dynamic body:
+    /// (row, impulse on the particle (N·s), contact point (m), body). The impulse is
+    /// m (push/Δt + bounce), the point the surface under the particle.
+    pub(crate) fn body_impulses<'a>(
+        &'a self,
+        state: &'a SolverState,
+        inv_dt: f32,
+    ) -> impl Iterator<Item = (usize, Vec2, Vec2, Entity)> + 'a {
+        self.touch.iter().enumerate().filter_map(move |(i, t)| {
+            let body = self.colliders.get(t.collider as usize)?.body?;
+            let w = state.w[i];
+            if w.partial_cmp(&0.0) != Some(core::cmp::Ordering::Greater) {
+                return None;
+            }
+            let impulse = (t.push * inv_dt + t.bounce) / w;
+            let at = state.x[i] - t.normal * self.radius[i];
+            Some((i, impulse, at, body))
+        })
+    }
 }
 
 #[cfg(test)]

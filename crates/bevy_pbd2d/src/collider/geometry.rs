@@ -17,6 +17,9 @@ use crate::error::{PbdError, finite_vec2, positive};
 /// of the surface): a particle slid along a surface stays on it.
 const TANGENTIAL: f32 = 1e-5;
 
+/// Relative margin (of the squared reach) within which a path counts as grazing a disc.
+const GRAZING: f32 = 1e-3;
+
 /// A collider shape in its local frame.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Geometry {
@@ -48,13 +51,23 @@ pub(crate) struct Hit {
     pub(crate) normal: Vec2,
 }
 
+/// Largest coordinate or size of a collider shape (m): 1000 km. Beyond, squared lengths
+/// leave the range of f32 (and the runaway guard's default bounds are ±10 km).
+pub const MAX_COLLIDER_EXTENT: f32 = 1e6;
+
+fn extent(name: &'static str, value: f32) -> Result<f32, PbdError> {
+    crate::error::at_most(name, value.abs(), MAX_COLLIDER_EXTENT).map(|_| value)
+}
+
 fn invalid(reason: &'static str) -> PbdError {
     PbdError::InvalidShape { reason }
 }
 
 fn vertices(name: &'static str, vertices: &[Vec2]) -> Result<(), PbdError> {
     for &v in vertices {
-        finite_vec2(name, v)?;
+        let v = finite_vec2(name, v)?;
+        extent(name, v.x)?;
+        extent(name, v.y)?;
     }
     Ok(())
 }
@@ -80,13 +93,23 @@ impl Geometry {
                 false,
             ),
             ColliderShape::Capsule(c) => {
-                let r = positive("capsule radius (m)", c.radius)?;
+                let r = extent(
+                    "capsule radius (m)",
+                    positive("capsule radius (m)", c.radius)?,
+                )?;
                 let h = crate::error::non_negative("capsule half length (m)", c.half_length)?;
+                let h = extent("capsule half length (m)", h)?;
                 (vec![[Vec2::new(0.0, -h), Vec2::new(0.0, h)]], r, false)
             }
             ColliderShape::Rectangle(r) => {
-                let hx = positive("rectangle half width (m)", r.half_size.x)?;
-                let hy = positive("rectangle half height (m)", r.half_size.y)?;
+                let hx = extent(
+                    "rectangle half width (m)",
+                    positive("rectangle half width (m)", r.half_size.x)?,
+                )?;
+                let hy = extent(
+                    "rectangle half height (m)",
+                    positive("rectangle half height (m)", r.half_size.y)?,
+                )?;
                 let corners = [
                     Vec2::new(-hx, -hy),
                     Vec2::new(hx, -hy),
@@ -121,18 +144,33 @@ impl Geometry {
             ColliderShape::Polygon(p) => (polygon_loop(&p.vertices)?, 0.0, true),
             ColliderShape::ConvexPolygon(p) => (polygon_loop(p.vertices())?, 0.0, true),
         };
+        Ok(Self::from_parts(segments, rounding, polygon))
+    }
+
+    /// A geometry of core `segments` (non-empty, finite), rounded by `rounding` (m, ≥ 0);
+    /// `polygon`: they form a closed counter-clockwise loop.
+    pub(crate) fn from_parts(segments: Vec<[Vec2; 2]>, rounding: f32, polygon: bool) -> Self {
         let mut lo = Vec2::splat(f32::INFINITY);
         let mut hi = Vec2::splat(f32::NEG_INFINITY);
         for s in &segments {
             lo = lo.min(s[0].min(s[1]));
             hi = hi.max(s[0].max(s[1]));
         }
-        Ok(Self {
+        Self {
             segments,
             rounding,
             polygon,
             aabb: (lo - rounding, hi + rounding),
-        })
+        }
+    }
+
+    /// A closed polygon of `vertices` (either winding), rounded by `rounding` (m).
+    ///
+    /// # Errors
+    /// As [`ColliderShape::validate`] for a polygon.
+    #[cfg_attr(not(feature = "avian"), allow(dead_code))]
+    pub(crate) fn polygon(vertices: &[Vec2], rounding: f32) -> Result<Self, PbdError> {
+        Ok(Self::from_parts(polygon_loop(vertices)?, rounding, true))
     }
 
     /// Signed distance and outward normal at `p`. `side` says which way is out where the
@@ -187,7 +225,11 @@ impl Geometry {
             };
             (d, normal)
         };
-        let distance = if inside { -d } else { d - self.rounding };
+        let distance = if inside {
+            -d - self.rounding
+        } else {
+            d - self.rounding
+        };
         Surface { distance, normal }
     }
 
@@ -205,6 +247,18 @@ impl Geometry {
         inside
     }
 
+    /// Whether a disc of radius `r` anywhere in `lo..hi` (local) may touch the shape: a core
+    /// segment's bounds come within R + r of the box, or (a polygon) the box's corner `lo` is
+    /// inside. `false` means no contact, for certain.
+    pub(crate) fn near(&self, lo: Vec2, hi: Vec2, r: f32) -> bool {
+        let reach = self.rounding + r;
+        let (lo, hi) = (lo - reach, hi + reach);
+        self.segments
+            .iter()
+            .any(|s| s[0].max(s[1]).cmpge(lo).all() && s[0].min(s[1]).cmple(hi).all())
+            || (self.polygon && self.contains(lo))
+    }
+
     /// The first contact of a disc of radius `r` moving from `a` to `b` (local frame) with
     /// the shape: where its centre first comes within R + r of the core, moving inward. A disc
     /// that starts within R + r of a segment and moves toward its line hits at t = 0 (so a
@@ -214,8 +268,23 @@ impl Geometry {
     /// chose), or without one on the side it moves from. `None`: no contact on the path.
     pub(crate) fn sweep(&self, a: Vec2, b: Vec2, r: f32, side: Option<Vec2>) -> Option<Hit> {
         if self.polygon && self.contains(a) {
-            return None;
+            // Inside (placed there, or a rounding error inside after a rest on the surface):
+            // the motion is swept from the nearest surface point, so it cannot pass through
+            // a thin plate; a stop there is a push out of the polygon.
+            let s = self.surface(a, Vec2::ZERO);
+            let on_surface = a + s.normal * (-s.distance - self.rounding);
+            return self
+                .sweep_outside(on_surface, b, r, side)
+                .or(Some(Hit {
+                    t: 0.0,
+                    normal: s.normal,
+                }))
+                .map(|hit| Hit { t: 0.0, ..hit });
         }
+        self.sweep_outside(a, b, r, side)
+    }
+
+    fn sweep_outside(&self, a: Vec2, b: Vec2, r: f32, side: Option<Vec2>) -> Option<Hit> {
         let d = b - a;
         let reach = self.rounding + r;
         let (lo, hi) = (a.min(b) - reach, a.max(b) + reach);
@@ -243,6 +312,24 @@ impl Geometry {
         // Pieces of at most `spacing` (a length a rounding error above a multiple of it is
         // that multiple).
         let pieces = |length: f32| ((length / spacing * (1.0 - 1e-5)).ceil() as usize).max(1);
+        if self.rounding > 0.0 && self.polygon {
+            // Each edge pushed out by R, and an arc around each vertex between them.
+            let m = self.segments.len();
+            let offset = |s: [Vec2; 2]| -(s[1] - s[0]).normalize_or_zero().perp() * self.rounding;
+            for k in 0..m {
+                let [a, b] = self.segments[k];
+                let here = offset(self.segments[k]);
+                let n = pieces(a.distance(b));
+                out.extend((0..n).map(|j| (a + here).lerp(b + here, j as f32 / n as f32)));
+                let next = offset(self.segments[(k + 1) % m]);
+                let angle = here.angle_to(next);
+                let arcs = pieces(angle.abs() * self.rounding);
+                out.extend(
+                    (0..arcs).map(|j| b + Rot2::radians(angle * j as f32 / arcs as f32) * here),
+                );
+            }
+            return out;
+        }
         if self.rounding > 0.0 {
             // One core segment (a point for a circle): two sides and two half circles.
             let [a, b] = self.segments[0];
@@ -381,16 +468,22 @@ fn sweep_disc(a: Vec2, d: Vec2, c: Vec2, reach: f32) -> Option<Hit> {
         return None;
     }
     let dd = d.length_squared();
+    // A path that only grazes the disc (closest approach within a hair of `reach`, as over a
+    // polyline's inner vertex while sliding along it) is no contact: the quadratic's root is
+    // ill-conditioned there, and its tilted normal would kick the particle off the surface.
+    // A penetration that small is left to the projection.
+    let cross = m.perp_dot(d);
+    if cross * cross >= dd * reach * reach * (1.0 - GRAZING) {
+        return None;
+    }
     let disc = md * md - dd * mm;
     if disc < 0.0 {
         return None;
     }
     let t = (-md - disc.sqrt()) / dd;
-    (t <= 1.0).then(|| {
-        let t = t.max(0.0);
-        Hit {
-            t,
-            normal: (m + t * d).normalize_or(Vec2::Y),
-        }
-    })
+    let t = t.max(0.0);
+    let normal = (m + t * d).normalize_or(Vec2::Y);
+    // A grazing touch (the motion along the surface there, as over a polyline's inner
+    // vertex while sliding along it) is no contact.
+    (t <= 1.0 && normal.dot(d) < -TANGENTIAL * d.length()).then_some(Hit { t, normal })
 }

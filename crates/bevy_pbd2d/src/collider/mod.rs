@@ -38,28 +38,30 @@
 //! ([`samples`]); water rests on it with the density error and height it has in a
 //! sample-built box (`DamBreakWalls::Collider` builds the demo's box that way).
 //!
-//! A collider's velocity is its pose change over the step, nothing else: teleporting one
-//! sweeps everything between its two poses. Colliders are obstacles of infinite mass (their
+//! A collider's velocity is its pose change over the step, nothing else: moving one far in a
+//! step sweeps everything between its two poses at that speed; mark a teleport with
+//! [`TeleportCollider`]. Colliders are obstacles of infinite mass (their
 //! two-way coupling with rigid bodies is the `avian` feature's, to come). Corners where two
 //! colliders meet are resolved in two rounds. A polyline's segments are all tested for a
 //! particle near its bounds: a long terrain is better split into several colliders.
 
 mod broad_phase;
 pub mod components;
-mod contacts;
+pub(crate) mod contacts;
 pub(crate) mod geometry;
 #[cfg(test)]
 mod geometry_tests;
 pub mod samples;
-mod sync;
+pub(crate) mod sync;
 
 use bevy::prelude::*;
 
 pub use components::{
     ColliderMaterial, ColliderShape, FRICTION_RANGE, PARTICLE_RADIUS_RANGE, ParticleCollider,
-    ParticleRadius,
+    ParticleRadius, TeleportCollider,
 };
 pub use contacts::MAX_SLIDES;
+pub use geometry::MAX_COLLIDER_EXTENT;
 pub use samples::{ColliderSample, ColliderSampleOf, ColliderSamples};
 
 use crate::dynamics::integrator::{predict, update_velocities};
@@ -78,8 +80,8 @@ pub struct ColliderContactSystems;
 pub struct ColliderContactState {
     pub(crate) colliders: Vec<sync::StepCollider>,
     bins: broad_phase::Bins,
-    /// Each collider's pose at the end of the last step.
-    poses: bevy::platform::collections::HashMap<Entity, Isometry2d>,
+    /// Each collider part's pose at the end of the last step.
+    poses: bevy::platform::collections::HashMap<sync::ColliderKey, Isometry2d>,
     /// Collision radius of each row (m).
     radius: Vec<f32>,
     /// x₀ of each row (m).
@@ -109,6 +111,7 @@ impl Plugin for ColliderPlugin {
         app.register_type::<ParticleCollider>()
             .register_type::<ColliderMaterial>()
             .register_type::<ParticleRadius>()
+            .register_type::<TeleportCollider>()
             .register_type::<ColliderSample>()
             .register_type::<ColliderSampleOf>()
             .register_type::<ColliderSamples>()
@@ -120,7 +123,7 @@ impl Plugin for ColliderPlugin {
         app.add_systems(
             PbdSchedule,
             (
-                sync::sync_colliders,
+                (sync::collect_particle_colliders, sync::finish_colliders).chain(),
                 samples::update_collider_samples
                     .after(rebuild_particle_rows)
                     .before(update_boundary),
@@ -138,6 +141,7 @@ impl Plugin for ColliderPlugin {
                     .in_set(PbdStepSystems::Predict)
                     .after(predict),
                 contacts::collide_solved.in_set(PbdStepSystems::SolveContacts),
+                sync::clear_teleports.in_set(PbdStepSystems::Writeback),
                 contacts::apply_restitution
                     .in_set(PbdStepSystems::UpdateVelocities)
                     .after(update_velocities),

@@ -14,7 +14,7 @@ use bevy::prelude::*;
 
 use crate::collider::components::ParticleCollider;
 use crate::collider::geometry::Geometry;
-use crate::collider::sync::{ColliderPose, collider_pose};
+use crate::collider::sync::{Ancestors, ColliderPose, collider_pose};
 use crate::fluid::{BoundaryParticle, FluidSettings};
 use crate::particle::{Position, SolverState};
 
@@ -68,7 +68,7 @@ pub(crate) fn update_collider_samples(
         ColliderPose,
         Option<&ColliderSamples>,
     )>,
-    globals: Query<&GlobalTransform>,
+    ancestors: Ancestors,
     mut samples: Query<(&ColliderSample, &mut Position)>,
     settings: Option<Res<FluidSettings>>,
     state: Res<SolverState>,
@@ -83,7 +83,7 @@ pub(crate) fn update_collider_samples(
     }
     let r = settings.particle_radius;
     for (entity, shape, pose, existing) in &colliders {
-        let Some(pose) = collider_pose(pose, &globals) else {
+        let Some(pose) = collider_pose(pose, &ancestors) else {
             continue;
         };
         let stale = existing.is_none_or(|list| {

@@ -6,17 +6,23 @@ use bevy::platform::collections::HashMap;
 use bevy::prelude::*;
 
 use crate::collider::ColliderContactState;
-use crate::collider::components::{ColliderMaterial, ParticleCollider, ParticleRadius};
+use crate::collider::components::{
+    ColliderMaterial, ParticleCollider, ParticleRadius, TeleportCollider,
+};
 use crate::collider::geometry::Geometry;
 use crate::fluid::FluidSettings;
 use crate::particle::{SolverIndex, SolverState};
 use crate::stats::PbdStats;
 
-/// One collider as a step sees it.
+/// A collider part of a step: its entity and the index of the part (a compound shape has
+/// several).
+pub(crate) type ColliderKey = (Entity, u32);
+
+/// One collider (part) as a step sees it.
 #[derive(Debug, Clone)]
 pub(crate) struct StepCollider {
-    /// Its entity.
-    pub(crate) entity: Entity,
+    /// Its entity and part.
+    pub(crate) key: ColliderKey,
     /// Its shape in its local frame.
     pub(crate) geometry: Geometry,
     /// Its pose at the start of the step (the end of the previous one) and at its end (now).
@@ -25,6 +31,36 @@ pub(crate) struct StepCollider {
     pub(crate) end: Isometry2d,
     /// Its material (checked).
     pub(crate) material: ColliderMaterial,
+    /// The dynamic rigid body that receives the particles' contact impulses, if any.
+    #[cfg_attr(not(feature = "avian"), allow(dead_code))]
+    pub(crate) body: Option<Entity>,
+}
+
+impl ColliderContactState {
+    /// Adds a collider part to this step; it starts the step where it ended the last one
+    /// (where it is now, if it is new).
+    pub(crate) fn push_collider(
+        &mut self,
+        key: ColliderKey,
+        geometry: Geometry,
+        end: Isometry2d,
+        material: ColliderMaterial,
+        body: Option<Entity>,
+        teleported: bool,
+    ) {
+        let start = match self.poses.get(&key) {
+            Some(&start) if !teleported => start,
+            _ => end,
+        };
+        self.colliders.push(StepCollider {
+            key,
+            geometry,
+            start,
+            end,
+            material,
+            body,
+        });
+    }
 }
 
 /// The 2D pose of a transform: translation in x, y and the rotation about z.
@@ -40,17 +76,28 @@ pub(crate) fn pose(transform: &GlobalTransform) -> Isometry2d {
 /// What a collider's pose is read from: its `Transform`, and its parent if it has one.
 pub(crate) type ColliderPose = (&'static Transform, Option<&'static ChildOf>);
 
-/// The pose of a collider now: the parent's `GlobalTransform` (propagated last frame) times
-/// its own `Transform` (as set now), so that a collider moved in this frame's fixed step is
-/// seen where it was put. `None` if it is not finite.
+/// The ancestors of a collider, for its pose.
+pub(crate) type Ancestors<'w, 's> = Query<'w, 's, (&'static Transform, Option<&'static ChildOf>)>;
+
+/// Deepest hierarchy [`collider_pose`] follows.
+const MAX_DEPTH: usize = 64;
+
+/// The pose of a collider now: its `Transform` composed with its ancestors' `Transform`s (as
+/// set now, not as propagated last frame), so that a collider moved in this frame's fixed
+/// step, or the child of one, is seen where it was put. `None` if it is not finite.
 pub(crate) fn collider_pose(
     (transform, parent): (&Transform, Option<&ChildOf>),
-    globals: &Query<&GlobalTransform>,
+    ancestors: &Ancestors,
 ) -> Option<Isometry2d> {
-    let world = match parent.and_then(|p| globals.get(p.parent()).ok()) {
-        Some(parent) => parent.mul_transform(*transform),
-        None => GlobalTransform::from(*transform),
-    };
+    let mut world = GlobalTransform::from(*transform);
+    let mut next = parent.map(ChildOf::parent);
+    for _ in 0..MAX_DEPTH {
+        let Some((t, up)) = next.and_then(|e| ancestors.get(e).ok()) else {
+            break;
+        };
+        world = GlobalTransform::from(*t).mul_transform(world.compute_transform());
+        next = up.map(ChildOf::parent);
+    }
     let pose = pose(&world);
     (pose.translation.is_finite() && pose.rotation.is_finite()).then_some(pose)
 }
@@ -67,31 +114,26 @@ fn world_bounds(aabb: (Vec2, Vec2), pose: Isometry2d) -> (Vec2, Vec2) {
     out
 }
 
-/// What [`sync_colliders`] reads of a collider.
+/// What [`collect_particle_colliders`] reads of a collider.
 type ColliderData = (
     Entity,
     Ref<'static, ParticleCollider>,
     ColliderPose,
     Ref<'static, ColliderMaterial>,
+    Has<TeleportCollider>,
 );
 
-/// [`Prepare`](crate::PbdStepSystems::Prepare), after the particles are copied in: the step's
-/// colliders (sorted by entity), their poses, bounds and bins; the particles' radii when
-/// there are colliders.
-pub(crate) fn sync_colliders(
+/// [`Prepare`](crate::PbdStepSystems::Prepare), after the particles are copied in: starts the
+/// step's list of colliders with the [`ParticleCollider`]s.
+pub(crate) fn collect_particle_colliders(
     colliders: Query<ColliderData>,
-    globals: Query<&GlobalTransform>,
-    radii: Query<(Entity, &SolverIndex, &ParticleRadius)>,
-    fluid: Option<Res<FluidSettings>>,
-    state: Res<SolverState>,
+    ancestors: Ancestors,
     mut contacts: ResMut<ColliderContactState>,
     mut stats: ResMut<PbdStats>,
 ) {
     stats.collider_contacts = 0;
-    let contacts = &mut *contacts;
-    let previous = std::mem::take(&mut contacts.poses);
     contacts.colliders.clear();
-    for (entity, shape, transform, material) in &colliders {
+    for (entity, shape, transform, material, teleported) in &colliders {
         let geometry = match Geometry::new(&shape.0) {
             Ok(g) => g,
             Err(e) => {
@@ -110,31 +152,36 @@ pub(crate) fn sync_colliders(
             }
             ColliderMaterial::default()
         });
-        let Some(end) = collider_pose(transform, &globals) else {
+        let Some(end) = collider_pose(transform, &ancestors) else {
             if shape.is_changed() {
                 warn!("collider {entity} is left out: its transform is not finite");
             }
             continue;
         };
-        let start = previous.get(&entity).copied().unwrap_or(end);
-        contacts.colliders.push(StepCollider {
-            entity,
-            geometry,
-            start,
-            end,
-            material,
-        });
+        contacts.push_collider((entity, 0), geometry, end, material, None, teleported);
     }
-    contacts.colliders.sort_by_key(|c| c.entity);
+}
+
+/// [`Prepare`](crate::PbdStepSystems::Prepare), after every collider of the step is listed:
+/// sorts them (by entity and part: the order, and so the bits, do not depend on the ECS's
+/// storage), keeps their poses for the next step, and gives the particles their radii and the
+/// colliders their bins when there are colliders.
+pub(crate) fn finish_colliders(
+    radii: Query<(Entity, &SolverIndex, &ParticleRadius)>,
+    fluid: Option<Res<FluidSettings>>,
+    state: Res<SolverState>,
+    mut contacts: ResMut<ColliderContactState>,
+) {
+    let contacts = &mut *contacts;
+    contacts.colliders.sort_by_key(|c| c.key);
     contacts.poses = contacts
         .colliders
         .iter()
-        .map(|c| (c.entity, c.end))
+        .map(|c| (c.key, c.end))
         .collect::<HashMap<_, _>>();
     if contacts.colliders.is_empty() || state.is_empty() {
         return;
     }
-
     // Radii: fluid rows from the fluid settings, others from their component or the default.
     let n = state.len();
     let fluid_radius = fluid.map_or(ParticleRadius::DEFAULT.0, |f| f.particle_radius);
@@ -166,4 +213,15 @@ pub(crate) fn sync_colliders(
         / bounds.len() as f32;
     let cell = mean_extent.max(4.0 * max_radius).max(1e-3);
     contacts.bins.rebuild(&bounds, cell);
+}
+
+/// [`Writeback`](crate::PbdStepSystems::Writeback): removes the [`TeleportCollider`] markers
+/// the step used.
+pub(crate) fn clear_teleports(
+    mut commands: Commands,
+    teleported: Query<Entity, With<TeleportCollider>>,
+) {
+    for entity in &teleported {
+        commands.entity(entity).remove::<TeleportCollider>();
+    }
 }

@@ -1,0 +1,156 @@
+//! Two-way coupling with [avian2d](https://docs.rs/avian2d) rigid bodies (feature `avian`).
+//!
+//! - **Obstacles with no extra component.** Every avian `Collider` (not a `Sensor`, and not
+//!   an entity that also has a [`ParticleCollider`], which takes precedence) is an obstacle
+//!   for particles exactly as a [`ParticleCollider`] is ([`collider`](crate::collider)): its
+//!   shape converted exactly (balls, cuboids, capsules, segments, triangles, convex polygons,
+//!   their rounded forms, polylines, heightfields, triangle meshes and compounds; voxels and
+//!   custom shapes are left out with a warning), placed by avian's `Position` and `Rotation`,
+//!   its motion between two of our steps its velocity. Its avian `Friction` and `Restitution`
+//!   are its material (else a [`ColliderMaterial`] on it, else the default). It carries
+//!   boundary samples for fluid as any collider ([`collider::samples`](crate::collider::samples)).
+//! - **Dynamic bodies receive the particles' impulses.** A particle's contacts change its
+//!   momentum by m Δx/Δt (the velocity-changing part of their displacement, friction included)
+//!   plus m Δv of restitution; the collider's `RigidBody::Dynamic` body receives the opposite
+//!   impulse at the contact point (on the surface under the particle), through avian's
+//!   `Forces`, at the end of our step. Particle and body momentum together are conserved
+//!   exactly. The body is of infinite mass within our step and reacts in avian's next step
+//!   (explicit coupling, as LiquidFun's particle–body contacts): stable while a body is
+//!   heavier than the particles that hit it in one step.
+//!
+//! **Order.** The simulation steps in `FixedUpdate` ([`PbdSystems::StepSimulation`]); avian
+//! in `FixedPostUpdate` by default. Each fixed step: our step (particles against the bodies'
+//! current poses; impulses into the bodies' velocities), then avian's (bodies move with those
+//! impulses, gravity and their own contacts). Step avian elsewhere and ours follows it with
+//! [`PbdPlugins::new`](crate::PbdPlugins::new) (e.g. both in `FixedPostUpdate`, ours
+//! `.before(PhysicsSystems::First)` through the set [`PbdSystems`]).
+//!
+//! **Names.** Both preludes export a `Position` and a `Gravity`. Import both preludes with
+//! globs and name the one you mean explicitly (an explicit `use` wins over a glob):
+//! `use bevy_pbd2d::prelude::{Position, Gravity};` for particles, or
+//! `avian2d::prelude::Position` for bodies. This crate's collider is [`ParticleCollider`],
+//! so `Collider` is always avian's.
+
+mod shapes;
+
+use avian2d::prelude::{
+    Collider, ColliderOf, Forces, Friction, Restitution, RigidBody, Rotation, Sensor,
+    WriteRigidBodyForces,
+};
+use bevy::prelude::*;
+
+use crate::collider::contacts::apply_restitution;
+use crate::collider::geometry::Geometry;
+use crate::collider::sync::{collect_particle_colliders, finish_colliders};
+use crate::collider::{
+    ColliderContactState, ColliderContactSystems, ColliderMaterial, ParticleCollider,
+};
+use crate::schedule::{PbdPrepared, PbdSchedule, PbdStepSystems};
+
+#[allow(unused_imports)]
+use crate::schedule::PbdSystems;
+
+/// avian colliders as obstacles, and the particles' impulses on avian's dynamic bodies (module
+/// docs). Part of [`PbdPlugins`](crate::PbdPlugins) with the feature `avian`; needs avian's
+/// `PhysicsPlugins` in the app for bodies to move.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct AvianCouplingPlugin;
+
+impl Plugin for AvianCouplingPlugin {
+    fn build(&self, app: &mut App) {
+        app.add_systems(
+            PbdSchedule,
+            (
+                collect_avian_colliders
+                    .in_set(PbdPrepared)
+                    .after(collect_particle_colliders)
+                    .before(finish_colliders),
+                apply_contact_impulses
+                    .in_set(PbdStepSystems::UpdateVelocities)
+                    .in_set(ColliderContactSystems)
+                    .after(apply_restitution),
+            ),
+        );
+    }
+}
+
+/// What [`collect_avian_colliders`] reads of a collider.
+type AvianCollider = (
+    Entity,
+    Ref<'static, Collider>,
+    Option<&'static ColliderOf>,
+    Option<&'static avian2d::prelude::Position>,
+    Option<&'static Rotation>,
+    Option<&'static GlobalTransform>,
+    (
+        Option<&'static Friction>,
+        Option<&'static Restitution>,
+        Option<&'static ColliderMaterial>,
+    ),
+);
+
+/// [`Prepare`](crate::PbdStepSystems::Prepare): adds every avian collider to the step's
+/// colliders, with its body when that is dynamic.
+fn collect_avian_colliders(
+    colliders: Query<AvianCollider, (Without<Sensor>, Without<ParticleCollider>)>,
+    bodies: Query<&RigidBody>,
+    mut contacts: ResMut<ColliderContactState>,
+    mut parts: Local<Vec<Geometry>>,
+) {
+    for (entity, collider, of, position, rotation, global, materials) in &colliders {
+        let pose = match (position, rotation, global) {
+            (Some(p), Some(r), _) => Isometry2d::new(p.0, Rot2::from_sin_cos(r.sin, r.cos)),
+            (_, _, Some(g)) => crate::collider::sync::pose(g),
+            _ => continue,
+        };
+        if !(pose.translation.is_finite() && pose.rotation.is_finite()) {
+            continue;
+        }
+        parts.clear();
+        if let Err(kind) = shapes::geometries(
+            collider.shape_scaled().0.as_ref(),
+            Isometry2d::IDENTITY,
+            &mut parts,
+        ) && collider.is_changed()
+        {
+            warn!("avian collider {entity}: {kind} has no particle contacts, left out");
+        }
+        let material = match materials {
+            (friction, restitution, own) if friction.is_some() || restitution.is_some() => {
+                let base = own.copied().unwrap_or_default();
+                ColliderMaterial {
+                    static_friction: friction
+                        .map_or(base.static_friction, |f| f.static_coefficient),
+                    dynamic_friction: friction
+                        .map_or(base.dynamic_friction, |f| f.dynamic_coefficient),
+                    restitution: restitution.map_or(base.restitution, |r| r.coefficient),
+                }
+            }
+            (_, _, own) => own.copied().unwrap_or_default(),
+        };
+        let material = material.checked().unwrap_or_default();
+        let body = of
+            .map(|of| of.body)
+            .filter(|&b| bodies.get(b).is_ok_and(|rb| rb.is_dynamic()));
+        for (k, geometry) in parts.drain(..).enumerate() {
+            contacts.push_collider((entity, k as u32), geometry, pose, material, body, false);
+        }
+    }
+}
+
+/// [`UpdateVelocities`](crate::PbdStepSystems::UpdateVelocities), after restitution: every
+/// particle's contact impulse, opposite, on the dynamic body it touched.
+fn apply_contact_impulses(
+    time: Res<Time>,
+    contacts: Res<ColliderContactState>,
+    state: Res<crate::particle::SolverState>,
+    mut bodies: Query<Forces>,
+) {
+    let inv_dt = 1.0 / time.delta_secs();
+    for (i, impulse, at, body) in contacts.body_impulses(&state, inv_dt) {
+        let _ = i;
+        if let Ok(mut forces) = bodies.get_mut(body) {
+            forces.apply_linear_impulse_at_point(-impulse, at);
+        }
+    }
+}
