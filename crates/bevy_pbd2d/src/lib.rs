@@ -87,6 +87,7 @@
 //! | `picking` | `PbdPickingPlugin`: hits particles with `bevy_picking`, drags them |
 //! | `debug_render` | `PbdDebugRenderPlugin`: gizmo drawing |
 //! | `egui` | `PbdPanelPlugin`: the demos' panel for games |
+//! | `avian` | `AvianCouplingPlugin` (in [`PbdPlugins`]): avian2d colliders as obstacles, particle impulses on dynamic bodies (module `avian`) |
 //!
 //! None is on by default; without them the crate needs no renderer or window.
 //!
@@ -115,7 +116,8 @@
 //! and reported with a [`ParticleRunaway`](particle::ParticleRunaway) message
 //! ([`particle::runaway`]); a NaN written into a component is caught before it enters a step.
 //! Fluid cannot cross a wall of boundary samples, and a fluid particle placed in one is moved
-//! out without being shot out ([`fluid::contacts`]).
+//! out without being shot out ([`fluid::contacts`]). No particle crosses a
+//! [`ParticleCollider`](collider::ParticleCollider), at any speed ([`collider`]).
 //!
 //! ## FAQ
 //!

@@ -7,8 +7,12 @@
 //!   their rounded forms, polylines, heightfields, triangle meshes and compounds; voxels and
 //!   custom shapes are left out with a warning), placed by avian's `Position` and `Rotation`,
 //!   its motion between two of our steps its velocity. Its avian `Friction` and `Restitution`
-//!   are its material (else a [`ColliderMaterial`] on it, else the default). It carries
-//!   boundary samples for fluid as any collider ([`collider::samples`](crate::collider::samples)).
+//!   are its material (else a [`ColliderMaterial`] on it, else the default). It carries no
+//!   boundary samples yet ([`collider::samples`](crate::collider::samples) are for
+//!   [`ParticleCollider`]s): fluid rests on it by contacts alone, and the layer of fluid
+//!   next to it, short of neighbours, is below ρ0 and pushes too little (a box of 0.5 ρ0
+//!   floats 65 % submerged instead of Archimedes' 50 %). Transferring the samples' pressure
+//!   to the body (\[AIA+12\]'s boundary forces) is what is left to do.
 //! - **Dynamic bodies receive the particles' impulses.** A particle's contacts change its
 //!   momentum by m Δx/Δt (the velocity-changing part of their displacement, friction included)
 //!   plus m Δv of restitution; the collider's `RigidBody::Dynamic` body receives the opposite
@@ -18,12 +22,12 @@
 //!   (explicit coupling, as LiquidFun's particle–body contacts): stable while a body is
 //!   heavier than the particles that hit it in one step.
 //!
-//! **Order.** The simulation steps in `FixedUpdate` ([`PbdSystems::StepSimulation`]); avian
+//! **Order.** The simulation steps in `FixedUpdate` ([`PbdSystems::StepSimulation`](crate::PbdSystems)); avian
 //! in `FixedPostUpdate` by default. Each fixed step: our step (particles against the bodies'
 //! current poses; impulses into the bodies' velocities), then avian's (bodies move with those
 //! impulses, gravity and their own contacts). Step avian elsewhere and ours follows it with
 //! [`PbdPlugins::new`](crate::PbdPlugins::new) (e.g. both in `FixedPostUpdate`, ours
-//! `.before(PhysicsSystems::First)` through the set [`PbdSystems`]).
+//! `.before(PhysicsSystems::First)` through the set [`PbdSystems`](crate::PbdSystems)).
 //!
 //! **Names.** Both preludes export a `Position` and a `Gravity`. Import both preludes with
 //! globs and name the one you mean explicitly (an explicit `use` wins over a glob):
@@ -46,9 +50,6 @@ use crate::collider::{
     ColliderContactState, ColliderContactSystems, ColliderMaterial, ParticleCollider,
 };
 use crate::schedule::{PbdPrepared, PbdSchedule, PbdStepSystems};
-
-#[allow(unused_imports)]
-use crate::schedule::PbdSystems;
 
 /// avian colliders as obstacles, and the particles' impulses on avian's dynamic bodies (module
 /// docs). Part of [`PbdPlugins`](crate::PbdPlugins) with the feature `avian`; needs avian's
@@ -147,8 +148,7 @@ fn apply_contact_impulses(
     mut bodies: Query<Forces>,
 ) {
     let inv_dt = 1.0 / time.delta_secs();
-    for (i, impulse, at, body) in contacts.body_impulses(&state, inv_dt) {
-        let _ = i;
+    for (impulse, at, body) in contacts.body_impulses(&state, inv_dt) {
         if let Ok(mut forces) = bodies.get_mut(body) {
             forces.apply_linear_impulse_at_point(-impulse, at);
         }

@@ -362,13 +362,13 @@ pub(crate) fn rebound_speed(e: f32, h0: f32, v0: f32, g_in: f32, dt: f32) -> f32
 #[cfg_attr(not(feature = "avian"), allow(dead_code))]
 impl ColliderContactState {
     /// Each particle's contact impulse of this step on a collider with a dynamic body:
-    /// (row, impulse on the particle (N·s), contact point (m), body). The impulse is
+    /// (impulse on the particle (N·s), contact point (m), body). The impulse is
     /// m (push/Δt + bounce), the point the surface under the particle.
     pub(crate) fn body_impulses<'a>(
         &'a self,
         state: &'a SolverState,
         inv_dt: f32,
-    ) -> impl Iterator<Item = (usize, Vec2, Vec2, Entity)> + 'a {
+    ) -> impl Iterator<Item = (Vec2, Vec2, Entity)> + 'a {
         self.touch.iter().enumerate().filter_map(move |(i, t)| {
             let body = self.colliders.get(t.collider as usize)?.body?;
             let w = state.w[i];
@@ -377,7 +377,7 @@ impl ColliderContactState {
             }
             let impulse = (t.push * inv_dt + t.bounce) / w;
             let at = state.x[i] - t.normal * self.radius[i];
-            Some((i, impulse, at, body))
+            Some((impulse, at, body))
         })
     }
 }
