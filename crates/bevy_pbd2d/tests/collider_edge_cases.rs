@@ -14,27 +14,6 @@ use common::*;
 
 const DT: f32 = 1.0 / 60.0;
 
-fn ball(app: &mut App, p: Vec2, v: Vec2, r: f32) -> Entity {
-    spawn(app, |c| {
-        c.spawn((
-            Particle,
-            Position(p),
-            Velocity(v),
-            ParticleRadius::new(r).unwrap(),
-        ))
-        .id()
-    })
-}
-
-fn collider(
-    app: &mut App,
-    shape: impl Into<ParticleCollider>,
-    at: Transform,
-    m: ColliderMaterial,
-) -> Entity {
-    spawn(app, |c| c.spawn((shape.into(), at, m)).id())
-}
-
 fn seg_dist(p: Vec2, a: Vec2, b: Vec2) -> f32 {
     let ab = b - a;
     let t = ((p - a).dot(ab) / ab.length_squared()).clamp(0.0, 1.0);

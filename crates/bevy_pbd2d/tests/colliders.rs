@@ -11,28 +11,6 @@ use common::*;
 
 const DT: f32 = 1.0 / 60.0;
 
-/// A solid particle of 1 kg and radius `r` at `p` with velocity `v`.
-fn ball(app: &mut App, p: Vec2, v: Vec2, r: f32) -> Entity {
-    spawn(app, |c| {
-        c.spawn((
-            Particle,
-            Position(p),
-            Velocity(v),
-            ParticleRadius::new(r).unwrap(),
-        ))
-        .id()
-    })
-}
-
-fn collider(
-    app: &mut App,
-    shape: impl Into<ParticleCollider>,
-    at: Transform,
-    m: ColliderMaterial,
-) -> Entity {
-    spawn(app, |c| c.spawn((shape.into(), at, m)).id())
-}
-
 #[test]
 fn a_particle_resting_on_a_box_for_ten_seconds_penetrates_under_one_percent_of_its_radius() {
     for r in [0.005, 0.05, 0.2] {

@@ -273,13 +273,10 @@ impl Geometry {
             // a thin plate; a stop there is a push out of the polygon.
             let s = self.surface(a, Vec2::ZERO);
             let on_surface = a + s.normal * (-s.distance - self.rounding);
-            return self
+            let normal = self
                 .sweep_outside(on_surface, b, r, side)
-                .or(Some(Hit {
-                    t: 0.0,
-                    normal: s.normal,
-                }))
-                .map(|hit| Hit { t: 0.0, ..hit });
+                .map_or(s.normal, |hit| hit.normal);
+            return Some(Hit { t: 0.0, normal });
         }
         self.sweep_outside(a, b, r, side)
     }

@@ -122,3 +122,26 @@ pub fn neighbours_unlike_brute_force(app: &App, h: f32) -> Option<(usize, Vec<u3
         (found != brute).then_some((i, found, brute))
     })
 }
+
+/// A solid particle of 1 kg and radius `r` (m) at `p` with velocity `v`.
+pub fn ball(app: &mut App, p: Vec2, v: Vec2, r: f32) -> Entity {
+    spawn(app, |c| {
+        c.spawn((
+            Particle,
+            Position(p),
+            Velocity(v),
+            ParticleRadius::new(r).unwrap(),
+        ))
+        .id()
+    })
+}
+
+/// A collider of `shape` placed at `at` with material `m`.
+pub fn collider(
+    app: &mut App,
+    shape: impl Into<ParticleCollider>,
+    at: Transform,
+    m: ColliderMaterial,
+) -> Entity {
+    spawn(app, |c| c.spawn((shape.into(), at, m)).id())
+}
