@@ -362,6 +362,52 @@ impl Geometry {
     }
 }
 
+impl Geometry {
+    /// The shape whose surface lies `depth` (m, ≥ 0) inside this one's: a rounding reduced by
+    /// `depth`, or a polygon's core moved in along its edges' normals (mitred corners). `None`
+    /// for a shape with no inside there: an open chain without rounding, or a polygon thinner
+    /// than 2 `depth` (an inset vertex would not lie `depth` inside every edge near it).
+    pub(crate) fn inset(&self, depth: f32) -> Option<Self> {
+        if self.rounding >= depth {
+            let mut inner = self.clone();
+            inner.rounding -= depth;
+            inner.aabb = (self.aabb.0 + depth, self.aabb.1 - depth);
+            return Some(inner);
+        }
+        if !self.polygon {
+            return None;
+        }
+        let d = depth - self.rounding;
+        let m = self.segments.len();
+        let inward = |s: [Vec2; 2]| (s[1] - s[0]).normalize_or_zero().perp();
+        let mut vertices = Vec::with_capacity(m);
+        for k in 0..m {
+            let (n1, n2) = (inward(self.segments[k]), inward(self.segments[(k + 1) % m]));
+            let miter = 1.0 + n1.dot(n2);
+            if miter < 0.1 {
+                return None;
+            }
+            vertices.push(self.segments[k][1] + d * (n1 + n2) / miter);
+        }
+        // Each inset vertex lies at least d inside the core (within 1 %; a reflex corner's
+        // mitre lies deeper, up to d/sin(θ/2) from its vertex), and each edge keeps its
+        // direction (a thin part of the polygon would fold over).
+        let core = Self::from_parts(self.segments.clone(), 0.0, true);
+        let deep = |p: Vec2| core.surface(p, Vec2::ZERO).distance <= -0.99 * d;
+        let kept = (0..m).all(|k| {
+            let (a, b) = (vertices[(k + m - 1) % m], vertices[k]);
+            (b - a).dot(self.segments[k][1] - self.segments[k][0]) > 0.0
+        });
+        if !(kept && vertices.iter().all(|&p| deep(p))) {
+            return None;
+        }
+        let segments = (0..m)
+            .map(|k| [vertices[(k + m - 1) % m], vertices[k]])
+            .collect();
+        Some(Self::from_parts(segments, 0.0, true))
+    }
+}
+
 /// A polygon's vertices as a counter-clockwise loop of segments.
 fn polygon_loop(v: &[Vec2]) -> Result<Vec<[Vec2; 2]>, PbdError> {
     vertices("polygon vertex (m)", v)?;

@@ -165,3 +165,54 @@ fn bad_shapes_are_refused_with_a_reason() {
         assert!(!e.to_string().is_empty(), "{shape:?}");
     }
 }
+
+#[test]
+fn an_inset_surface_lies_its_depth_inside_every_solid_shape_and_thin_ones_have_none() {
+    let d = 0.1;
+    // Every point of the inset outline is d inside the shape (signed distance −d).
+    let solid = [
+        geometry(Rectangle::new(1.0, 0.6)),
+        geometry(Circle::new(0.5)),
+        geometry(Capsule2d::new(0.3, 1.0)),
+        geometry(Polygon::new((0..5).map(|k| {
+            Vec2::from_angle(k as f32 * core::f32::consts::TAU / 5.0) * 0.5
+        }))),
+        // A concave L: its reflex corner moves out of the solid's material, into the notch.
+        geometry(Polygon::new([
+            Vec2::ZERO,
+            Vec2::new(1.0, 0.0),
+            Vec2::new(1.0, 0.4),
+            Vec2::new(0.4, 0.4),
+            Vec2::new(0.4, 1.0),
+            Vec2::new(0.0, 1.0),
+        ])),
+    ];
+    // (Near the L's reflex corner, deeper: the mitre, up to d√2 from the corner.)
+    for (k, shape) in solid.iter().enumerate() {
+        let inner = shape
+            .inset(d)
+            .unwrap_or_else(|| panic!("{shape:?} has no inset"));
+        for p in inner.outline(0.02) {
+            let depth = -shape.surface(p, Vec2::ZERO).distance;
+            let near_reflex = k == 4 && p.distance(Vec2::splat(0.4)) < 2.0 * d;
+            let exact = (depth - d).abs() < 1e-4;
+            let deeper = depth > d - 1e-4 && depth < d * 2f32.sqrt() + 1e-4;
+            assert!(
+                exact || near_reflex && deeper,
+                "{shape:?}: {p} is {depth} deep"
+            );
+        }
+    }
+    // A rounded rectangle thinner than 2d but rounded by more than d keeps its core.
+    let capsule = geometry(Capsule2d::new(0.15, 1.0));
+    assert!((capsule.inset(d).unwrap().rounding - 0.05).abs() < 1e-6);
+    // No inside: a segment, a polyline; thinner than 2d: a plate 0.1 m thick.
+    assert!(
+        geometry(Segment2d::new(Vec2::ZERO, Vec2::X))
+            .inset(d)
+            .is_none()
+    );
+    let terrain = Polyline2d::new([Vec2::ZERO, Vec2::X, Vec2::new(2.0, 0.5)]);
+    assert!(geometry(terrain).inset(d).is_none());
+    assert!(geometry(Rectangle::new(2.0, 0.1)).inset(d).is_none());
+}

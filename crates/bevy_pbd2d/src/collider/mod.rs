@@ -67,7 +67,7 @@ pub use samples::{ColliderSample, ColliderSampleOf, ColliderSamples};
 use crate::dynamics::integrator::{predict, update_velocities};
 use crate::fluid::boundary::update_boundary;
 use crate::particle::state::SolverState;
-use crate::particle::sync::{copy_particles_in, rebuild_particle_rows};
+use crate::particle::sync::copy_particles_in;
 use crate::schedule::{PbdPrepared, PbdSchedule, PbdStepSystems};
 
 /// The contact systems in their step's sets; they run only where [`colliders_and_particles`]
@@ -115,19 +115,20 @@ impl Plugin for ColliderPlugin {
             .register_type::<ColliderSample>()
             .register_type::<ColliderSampleOf>()
             .register_type::<ColliderSamples>()
-            .init_resource::<ColliderContactState>();
+            .init_resource::<ColliderContactState>()
+            .init_resource::<samples::SampledShapes>();
         app.configure_sets(
             PbdSchedule,
             ColliderContactSystems.run_if(colliders_and_particles),
         );
         app.add_systems(
             PbdSchedule,
-            (
-                (sync::collect_particle_colliders, sync::finish_colliders).chain(),
-                samples::update_collider_samples
-                    .after(rebuild_particle_rows)
-                    .before(update_boundary),
+            ((
+                sync::collect_particle_colliders,
+                sync::finish_colliders,
+                samples::update_collider_samples.before(update_boundary),
             )
+                .chain(),)
                 .in_set(PbdPrepared)
                 .after(copy_particles_in),
         );

@@ -1,24 +1,39 @@
-//! Fluid walls from colliders: every [`ParticleCollider`] carries Akinci boundary samples
-//! (\[AIA+12\]) on its surface, so fluid next to it gets its density support from it, rests on
-//! it with the density error and spacing it has on hand-placed samples, and is kept off it by
-//! the samples' contact discs as well as by the collider.
+//! Fluid walls from colliders: every collider of the step (a [`ParticleCollider`](crate::collider::ParticleCollider), or with
+//! the feature `avian` an avian `Collider`) carries Akinci boundary samples (\[AIA+12\]) on
+//! its surface, so fluid next to it gets its density support from it and rests on it with
+//! the density error and spacing it has on hand-placed samples.
 //!
-//! The samples are [`BoundaryParticle`] entities related to their collider by
-//! [`ColliderSampleOf`] (despawned with it), placed at most 2r apart along its outline
+//! The samples are [`BoundaryParticle`]s with [`BoundaryDensityOnly`]: the collider's own
+//! contacts, at the particle radius r and following its motion, keep the fluid off its
+//! surface, so the samples need no contact discs. They are related to their collider by
+//! [`ColliderSampleOf`] (despawned with it), placed at most 2r apart along its outline moved
+//! r inwards (where the fluid's volume would go on: its particles rest r off the surface and
+//! so 2r, the fluid's spacing, from the samples; without it, a floating box displaced a
+//! shell r thick more than itself and floated high, 31 % submerged instead of 50 %), or on
+//! the surface of a shape with no room inside (a segment, a polyline, a part thinner than 2r)
 //! (every vertex included; r = `FluidSettings::particle_radius`, the spacing of the builders'
-//! walls), regenerated when the shape or the fluid settings change and moved with the
-//! collider. They exist only while there are fluid particles in the simulation, or were once:
-//! a game without fluid pays nothing for them.
+//! walls), regenerated when the shape or the fluid's radius changes, moved with the collider
+//! and despawned when it stops being one. They exist only while there are fluid particles
+//! in the simulation, or were once: a game without fluid pays nothing for them.
+//!
+//! **Pressure on bodies.** A sample of a dynamic body's collider passes the density solve's
+//! push on the fluid back to the body ([`sample_impulses`]): the boundary part of each fluid
+//! particle's corrections, m Σ ω λᵢ Σₖ Ψₖ∇Wᵢₖ / (ρ0 Δt) (\[MM13\] eq. 12), is an impulse on
+//! the particle, and its opposite is shared among the samples k near it in proportion to
+//! their part of Σₖ Ψₖ∇Wᵢₖ (the reaction of \[AIA+12\] eq. 10, whose boundary forces
+//! are the opposite of the fluid's). Fluid and bodies exchange momentum exactly.
 
+use bevy::platform::collections::HashMap;
 use bevy::prelude::*;
 
-use crate::collider::components::ParticleCollider;
+use crate::collider::ColliderContactState;
 use crate::collider::geometry::Geometry;
-use crate::collider::sync::{Ancestors, ColliderPose, collider_pose};
-use crate::fluid::{BoundaryParticle, FluidSettings};
+use crate::fluid::density::DensityState;
+use crate::fluid::kernel::CubicSpline;
+use crate::fluid::{BoundaryDensityOnly, BoundaryParticle, FluidSettings, NeighborState};
 use crate::particle::{Position, SolverState};
 
-/// Joins a boundary sample to the [`ParticleCollider`] it was generated for; the other side
+/// Joins a boundary sample to the collider it was generated for; the other side
 /// is [`ColliderSamples`].
 #[derive(Component, Reflect, Debug, Clone, Copy, PartialEq, Eq)]
 #[reflect(Component, FromWorld, Debug, PartialEq)]
@@ -32,7 +47,7 @@ impl FromWorld for ColliderSampleOf {
     }
 }
 
-/// The boundary samples of a [`ParticleCollider`], despawned with it. Maintained by Bevy from
+/// The boundary samples of a collider, despawned with it. Maintained by Bevy from
 /// the [`ColliderSampleOf`] components.
 #[derive(Component, Reflect, Debug, Default, PartialEq, Eq)]
 #[reflect(Component, FromWorld, Default)]
@@ -57,54 +72,91 @@ pub struct ColliderSample {
     spacing_radius: f32,
 }
 
-/// [`Prepare`](crate::PbdStepSystems::Prepare), before the boundary arrays are rebuilt:
-/// generates the samples of new or reshaped colliders (and of all when the fluid's radius
-/// changed) and moves those of moved colliders.
+/// The samples' view of the last generated shape of each collider: its parts and the fluid
+/// radius they were spaced for.
+#[derive(Resource, Debug, Default)]
+pub(crate) struct SampledShapes {
+    shapes: HashMap<Entity, (Vec<Geometry>, f32)>,
+    /// Whether there were fluid particles once.
+    active: bool,
+    /// The dynamic body of each collider of the step that has one.
+    bodies: HashMap<Entity, Entity>,
+}
+
+#[cfg_attr(not(feature = "avian"), allow(dead_code))]
+impl SampledShapes {
+    /// Whether a collider of the step with samples belongs to a dynamic body.
+    pub(crate) fn has_bodies(&self) -> bool {
+        !self.bodies.is_empty()
+    }
+}
+
+/// [`Prepare`](crate::PbdStepSystems::Prepare), after the step's colliders are collected and
+/// before the boundary arrays are rebuilt: generates the samples of new or reshaped colliders
+/// (and of all when the fluid's radius changed), moves those of moved colliders and despawns
+/// those of entities that are no colliders any more.
 pub(crate) fn update_collider_samples(
     mut commands: Commands,
-    colliders: Query<(
-        Entity,
-        Ref<ParticleCollider>,
-        ColliderPose,
-        Option<&ColliderSamples>,
-    )>,
-    ancestors: Ancestors,
+    contacts: Res<ColliderContactState>,
+    owners: Query<(Entity, &ColliderSamples)>,
     mut samples: Query<(&ColliderSample, &mut Position)>,
     settings: Option<Res<FluidSettings>>,
     state: Res<SolverState>,
-    mut active: Local<bool>,
+    mut sampled: ResMut<SampledShapes>,
 ) {
     let Some(settings) = settings else {
         return;
     };
-    *active |= state.fluid_count > 0;
-    if !*active {
+    let sampled = &mut *sampled;
+    sampled.active |= state.fluid_count > 0;
+    if !sampled.active {
         return;
     }
     let r = settings.particle_radius;
-    for (entity, shape, pose, existing) in &colliders {
-        let Some(pose) = collider_pose(pose, &ancestors) else {
-            continue;
-        };
-        let stale = existing.is_none_or(|list| {
-            shape.is_changed()
-                || list.is_empty()
-                || samples
-                    .get(list[0])
-                    .is_ok_and(|(s, _)| s.spacing_radius != r)
-        });
-        if stale {
-            if let Some(list) = existing {
-                for sample in list.iter() {
-                    commands.entity(sample).despawn();
+    sampled.bodies.clear();
+    let colliders = &contacts.colliders;
+    // The step's colliders are sorted by (entity, part): one run of parts per entity.
+    let mut at = 0;
+    let mut present = HashMap::<Entity, ()>::default();
+    while at < colliders.len() {
+        let entity = colliders[at].key.0;
+        let run = colliders[at..].partition_point(|c| c.key.0 == entity);
+        let parts = &colliders[at..at + run];
+        at += run;
+        present.insert(entity, ());
+        if let Some(body) = parts[0].body {
+            sampled.bodies.insert(entity, body);
+        }
+        let pose = parts[0].end;
+        let existing = owners.get(entity).ok().map(|(_, list)| list);
+        let unchanged = sampled.shapes.get(&entity).is_some_and(|(shape, spacing)| {
+            *spacing == r
+                && shape.len() == parts.len()
+                && shape.iter().zip(parts).all(|(a, b)| *a == b.geometry)
+        }) && existing.is_some_and(|list| !list.is_empty());
+        if unchanged {
+            for sample in existing.into_iter().flat_map(|l| l.iter()) {
+                if let Ok((s, mut position)) = samples.get_mut(sample) {
+                    let at = pose.transform_point(s.local);
+                    if position.0 != at {
+                        position.0 = at;
+                    }
                 }
             }
-            let Ok(geometry) = Geometry::new(&shape.0) else {
-                continue;
-            };
-            for local in geometry.outline(2.0 * r) {
+            continue;
+        }
+        for sample in existing.into_iter().flat_map(|l| l.iter()) {
+            commands.entity(sample).despawn();
+        }
+        for part in parts {
+            // One particle radius inside the surface, where the fluid's volume would go on
+            // (its particles rest with their centres r off the surface, 2r from the samples:
+            // the fluid's spacing), on the surface of a shape with no room inside.
+            let inner = part.geometry.inset(r);
+            for local in inner.as_ref().unwrap_or(&part.geometry).outline(2.0 * r) {
                 commands.spawn((
                     BoundaryParticle,
+                    BoundaryDensityOnly,
                     Position(pose.transform_point(local)),
                     ColliderSample {
                         local,
@@ -113,15 +165,71 @@ pub(crate) fn update_collider_samples(
                     ColliderSampleOf(entity),
                 ));
             }
+        }
+        let shape = parts.iter().map(|p| p.geometry.clone()).collect();
+        sampled.shapes.insert(entity, (shape, r));
+    }
+    // Entities that are no colliders in this step (the component removed, the entity
+    // disabled, an avian collider made a sensor) lose their samples.
+    for (entity, list) in &owners {
+        if !present.contains_key(&entity) {
+            for sample in list.iter() {
+                commands.entity(sample).despawn();
+            }
+        }
+    }
+    sampled
+        .shapes
+        .retain(|entity, _| present.contains_key(entity));
+}
+
+/// Each fluid particle's boundary push of this step ([`DensityState::boundary_push`]), as
+/// opposite impulses (kg·m/s) at the samples near it that belong to dynamic bodies, with
+/// their body, into `out` (module docs). `inv_dt` = 1/Δt (1/s).
+#[cfg_attr(not(feature = "avian"), allow(dead_code))]
+pub(crate) fn sample_impulses(
+    (state, density, neighbors): (&SolverState, &DensityState, &NeighborState),
+    (sampled, sample_of): (&SampledShapes, &Query<&ColliderSampleOf>),
+    settings: &FluidSettings,
+    inv_dt: f32,
+    out: &mut Vec<(Vec2, Vec2, Entity)>,
+) {
+    out.clear();
+    if sampled.bodies.is_empty() {
+        return;
+    }
+    let kernel = CubicSpline::new(settings.support_radius);
+    let mass = settings.particle_mass();
+    // The body of every boundary row (the samples of dynamic bodies' colliders).
+    let body_of: Vec<Option<Entity>> = (state.boundary_entities.iter())
+        .map(|&e| {
+            let collider = sample_of.get(e).ok()?.0;
+            sampled.bodies.get(&collider).copied()
+        })
+        .collect();
+    let rows = density.boundary_push.len().min(state.fluid_count);
+    for i in 0..rows {
+        let push = density.boundary_push[i];
+        let list = neighbors.boundary_neighbors(i);
+        if push == Vec2::ZERO || !list.iter().any(|&k| body_of[k as usize].is_some()) {
             continue;
         }
-        for sample in existing.into_iter().flat_map(|l| l.iter()) {
-            if let Ok((s, mut position)) = samples.get_mut(sample) {
-                let at = pose.transform_point(s.local);
-                if position.0 != at {
-                    position.0 = at;
-                }
-            }
+        let x = state.x[i];
+        let gradient = |k: u32| {
+            let k = k as usize;
+            state.boundary_psi[k] * kernel.gradient(x - state.boundary_x[k])
+        };
+        let total: Vec2 = list.iter().map(|&k| gradient(k)).sum();
+        let impulse = mass * inv_dt * push;
+        for &k in list {
+            let Some(body) = body_of[k as usize] else {
+                continue;
+            };
+            let share = match total.length_squared() > 0.0 {
+                true => gradient(k).dot(total) / total.length_squared(),
+                false => 1.0 / list.len() as f32,
+            };
+            out.push((-share * impulse, state.boundary_x[k as usize], body));
         }
     }
 }

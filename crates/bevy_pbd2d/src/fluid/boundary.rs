@@ -1,10 +1,14 @@
 //! Akinci boundary samples (\[AIA+12\] eq. 4): pseudo-mass Ψₖ = ρ0 / Σₗ Wₖₗ, the sum over the
 //! boundary samples l within h of k, k included (W(0)), as in the PBF demo. Recomputed when
 //! boundary samples are added, removed or moved, and when [`FluidSettings`] change.
+//!
+//! The rows hold the samples with contact discs first, then the
+//! [`BoundaryDensityOnly`](crate::fluid::BoundaryDensityOnly) ones
+//! ([`SolverState::boundary_contact_count`] says where they start); Ψ is summed over all.
 
 use bevy::prelude::*;
 
-use crate::fluid::components::{BoundaryIndex, BoundaryParticle, PseudoMass};
+use crate::fluid::components::{BoundaryDensityOnly, BoundaryIndex, BoundaryParticle, PseudoMass};
 use crate::fluid::grid::SpatialHashGrid;
 use crate::fluid::kernel::CubicSpline;
 use crate::fluid::neighbors::NeighborState;
@@ -41,6 +45,15 @@ pub(crate) fn pseudo_masses(
         .collect()
 }
 
+/// What [`update_boundary`] reads and writes of a sample.
+type SampleRow = (
+    Entity,
+    &'static Position,
+    &'static mut PseudoMass,
+    &'static mut BoundaryIndex,
+    Has<BoundaryDensityOnly>,
+);
+
 /// [`PbdStepSystems::Prepare`](crate::PbdStepSystems::Prepare): rebuilds the boundary arrays, grid and
 /// Ψ when needed, and writes Ψ to [`PseudoMass`].
 pub fn update_boundary(
@@ -49,10 +62,7 @@ pub fn update_boundary(
     mut neighbors: ResMut<NeighborState>,
     mut stats: ResMut<PbdStats>,
     moved: Query<(), (With<BoundaryParticle>, Changed<Position>)>,
-    mut samples: Query<
-        (Entity, &Position, &mut PseudoMass, &mut BoundaryIndex),
-        With<BoundaryParticle>,
-    >,
+    mut samples: Query<SampleRow, With<BoundaryParticle>>,
 ) {
     if !(state.boundary_dirty || settings.is_changed() || !moved.is_empty()) {
         return;
@@ -61,24 +71,32 @@ pub fn update_boundary(
     let state = &mut *state;
     state.boundary_dirty = false;
     state.boundary_generation += 1;
-    // In their previous order, new ones last (see `particle::order`): the fluid's sums visit
-    // boundary samples in this order.
+    // In their previous order, new ones last (see `particle::order`), those with contact discs
+    // first: the fluid's sums visit boundary samples in this order.
     let order = in_previous_order(
         samples
             .iter()
-            .map(|(entity, _, _, index)| (index.0, entity)),
+            .map(|(entity, _, _, index, _)| (index.0, entity)),
     );
+    let (contact, density_only): (Vec<Entity>, Vec<Entity>) = order
+        .into_iter()
+        .partition(|&e| samples.get(e).is_ok_and(|s| !s.4));
     state.boundary_entities.clear();
     state.boundary_x.clear();
-    for entity in order {
-        if let Ok((_, position, _, mut index)) = samples.get_mut(entity) {
+    for entity in contact.iter().chain(&density_only) {
+        if let Ok((_, position, _, mut index, _)) = samples.get_mut(*entity) {
             index.0 = state.boundary_entities.len() as u32;
-            state.boundary_entities.push(entity);
+            state.boundary_entities.push(*entity);
             state.boundary_x.push(position.0);
         }
     }
+    state.boundary_contact_count = contact.len().min(state.boundary_x.len());
     let h = settings.support_radius;
     neighbors.boundary_grid.build(&state.boundary_x, h);
+    if state.boundary_contact_count < state.boundary_x.len() {
+        let discs = &state.boundary_x[..state.boundary_contact_count];
+        neighbors.contact_grid.build(discs, h);
+    }
     let kernel = CubicSpline::new(h);
     state.boundary_psi = pseudo_masses(
         &state.boundary_x,
@@ -87,7 +105,7 @@ pub fn update_boundary(
         settings.rest_density,
     );
     for (k, &entity) in state.boundary_entities.iter().enumerate() {
-        if let Ok((_, _, mut psi, _)) = samples.get_mut(entity) {
+        if let Ok((_, _, mut psi, _, _)) = samples.get_mut(entity) {
             psi.0 = state.boundary_psi[k];
         }
     }

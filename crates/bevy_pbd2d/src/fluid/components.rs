@@ -12,6 +12,15 @@ use bevy::prelude::*;
 #[require(crate::particle::Position, PseudoMass, BoundaryIndex)]
 pub struct BoundaryParticle;
 
+/// A [`BoundaryParticle`] that gives fluid density support only: it has no contact disc
+/// ([`contacts`](crate::fluid::contacts)), because something else keeps fluid off the surface
+/// it samples (the samples of a collider: the collider's own contacts, at the particle radius
+/// r, which follow its motion). Its density term and Ψ are those of any sample.
+#[derive(Component, Reflect, Debug, Default, Clone, Copy)]
+#[reflect(Component, Default)]
+#[require(BoundaryParticle)]
+pub struct BoundaryDensityOnly;
+
 /// A boundary sample's row in the solver's boundary arrays; maintained by the plugin. Saved
 /// with the world, it keeps the rows, and so the fluid's sums, in the same order after a load
 /// (`u32::MAX`: not yet a row).

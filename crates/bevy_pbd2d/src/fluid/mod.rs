@@ -27,7 +27,7 @@ use bevy::ecs::entity_disabling::Disabled;
 use bevy::prelude::*;
 
 pub use crate::particle::FluidParticle;
-pub use components::{BoundaryIndex, BoundaryParticle, PseudoMass};
+pub use components::{BoundaryDensityOnly, BoundaryIndex, BoundaryParticle, PseudoMass};
 pub use contacts::{BoundaryContactState, BoundaryContactSystems};
 pub use neighbors::{NeighborState, find_fluid_neighbors};
 pub use settings::FluidSettings;
@@ -55,6 +55,7 @@ pub struct FluidPlugin;
 impl Plugin for FluidPlugin {
     fn build(&self, app: &mut App) {
         app.register_type::<BoundaryParticle>()
+            .register_type::<BoundaryDensityOnly>()
             .register_type::<BoundaryIndex>()
             .register_type::<PseudoMass>()
             .register_type::<FluidSettings>()
@@ -69,6 +70,8 @@ impl Plugin for FluidPlugin {
         StepChecks::add::<SolverThreads>(app);
         app.add_observer(boundary::mark_boundary_dirty::<Add, BoundaryParticle>)
             .add_observer(boundary::mark_boundary_dirty::<Remove, BoundaryParticle>)
+            .add_observer(boundary::mark_boundary_dirty::<Add, BoundaryDensityOnly>)
+            .add_observer(boundary::mark_boundary_dirty::<Remove, BoundaryDensityOnly>)
             .add_observer(boundary::mark_boundary_dirty::<Add, Disabled>)
             .add_observer(boundary::mark_boundary_dirty::<Remove, Disabled>);
         // The contacts' systems run only in steps with fluid and boundary samples (one test).

@@ -55,11 +55,24 @@ pub struct NeighborState {
     pub(crate) fluid_grid: SpatialHashGrid,
     /// Grid over boundary samples (rebuilt when they change).
     pub(crate) boundary_grid: SpatialHashGrid,
+    /// Grid over the boundary samples with contact discs, when some have none
+    /// ([`BoundaryDensityOnly`](crate::fluid::BoundaryDensityOnly)); else unused.
+    pub(crate) contact_grid: SpatialHashGrid,
     /// Neighbour lists, one entry per [`CHUNK`] fluid rows.
     pub(crate) chunks: Vec<NeighborChunk>,
 }
 
 impl NeighborState {
+    /// The grid over the boundary rows `..discs` of `samples` (the samples with contact
+    /// discs, [`SolverState::boundary_contact_count`]).
+    pub(crate) fn contact_grid(&self, discs: usize, samples: usize) -> &SpatialHashGrid {
+        if discs < samples {
+            &self.contact_grid
+        } else {
+            &self.boundary_grid
+        }
+    }
+
     /// The fluid neighbours (rows, the row itself excluded) found in the last step for fluid
     /// row `row`, in the order the density solve sums them; empty for a row past the fluid.
     pub fn fluid_neighbors(&self, row: usize) -> &[u32] {
@@ -67,6 +80,15 @@ impl NeighborState {
             .get(row / CHUNK)
             .filter(|chunk| row % CHUNK < chunk.fluid_count.len())
             .map_or(&[], |chunk| chunk.fluid_of(row % CHUNK))
+    }
+
+    /// The boundary samples (boundary rows) found within h of fluid row `row` in the last
+    /// step; empty for a row past the fluid.
+    pub fn boundary_neighbors(&self, row: usize) -> &[u32] {
+        self.chunks
+            .get(row / CHUNK)
+            .filter(|chunk| row % CHUNK + 1 < chunk.boundary_start.len())
+            .map_or(&[], |chunk| chunk.boundary_of(row % CHUNK))
     }
 }
 

@@ -41,6 +41,9 @@ pub struct SolverState {
     pub boundary_x: Vec<Vec2>,
     /// Boundary pseudo-masses Ψ (kg).
     pub boundary_psi: Vec<f32>,
+    /// The boundary rows `..boundary_contact_count` have contact discs; the rest are
+    /// [`BoundaryDensityOnly`](crate::fluid::BoundaryDensityOnly).
+    pub boundary_contact_count: usize,
     /// Whether the particle rows must be rebuilt at the next step.
     pub(crate) particles_dirty: bool,
     /// Counts the rebuilds of the particle rows: constraint rows built for another generation

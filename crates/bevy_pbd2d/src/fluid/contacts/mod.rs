@@ -91,7 +91,7 @@ pub struct BoundaryContactSystems;
 
 /// Whether there are fluid particles and boundary samples (the contacts have work).
 pub fn walls_and_fluid(state: Res<SolverState>) -> bool {
-    state.fluid_count > 0 && !state.boundary_x.is_empty()
+    state.fluid_count > 0 && state.boundary_contact_count > 0
 }
 
 /// An embedded particle of this step.
@@ -122,6 +122,19 @@ pub struct BoundaryContactState {
     /// The samples near one particle's x₀, and near its motion (scratch).
     near: Vec<u32>,
     candidates: Vec<u32>,
+    /// A particle's boundary neighbours that have contact discs (scratch).
+    listed: Vec<u32>,
+}
+
+/// The samples of `list` with contact discs (rows below `discs`): `list` itself when all
+/// have, else a copy in `scratch`.
+fn with_discs<'a>(list: &'a [u32], discs: usize, scratch: &'a mut Vec<u32>) -> &'a [u32] {
+    if list.iter().all(|&k| (k as usize) < discs) {
+        return list;
+    }
+    scratch.clear();
+    scratch.extend(list.iter().copied().filter(|&k| (k as usize) < discs));
+    scratch
 }
 
 /// [`PbdStepSystems::Predict`](crate::PbdStepSystems::Predict), before the prediction: records
@@ -148,24 +161,25 @@ pub fn prepare_boundary_contacts(
 ) {
     contacts.held.clear();
     stats.boundary_contacts = 0;
-    if state.boundary_x.is_empty() {
+    if state.boundary_contact_count == 0 {
         return;
     }
     let started = stats.begin_phase();
     let state = &mut *state;
     let contacts = &mut *contacts;
+    let discs = state.boundary_contact_count;
     let walls = Walls::new(
         &settings,
-        (&state.boundary_x, &state.boundary_psi),
-        &neighbors.boundary_grid,
+        (&state.boundary_x[..discs], &state.boundary_psi[..discs]),
+        neighbors.contact_grid(discs, state.boundary_x.len()),
     );
     if contacts.edges.generation != Some(state.boundary_generation) {
         let length = EDGE_RADII * settings.particle_radius;
-        let grid = &neighbors.boundary_grid;
+        let grid = neighbors.contact_grid(discs, state.boundary_x.len());
         let reach = settings.support_radius;
         contacts
             .edges
-            .build(&state.boundary_x, grid, (length, reach));
+            .build(&state.boundary_x[..discs], grid, (length, reach));
         contacts.edges.generation = Some(state.boundary_generation);
     }
     let kernel = CubicSpline::new(settings.support_radius);
@@ -178,6 +192,7 @@ pub fn prepare_boundary_contacts(
         let (start, x, predicted) = (contacts.start[i], state.x[i], state.x_predicted[i]);
         let chunk = neighbors.chunks.get(i / CHUNK);
         let listed = chunk.map(|c| c.boundary_of(i % CHUNK));
+        let listed = listed.map(|list| with_discs(list, discs, &mut contacts.listed));
         // x*'s list (the samples within h of x*) holds every sample within d of the motion
         // when the motion stays within h − d of x*; else the grid is asked.
         let covered = walls.covered(start, x, predicted);
@@ -271,14 +286,15 @@ pub fn resolve_boundary_contacts(
         state.w[held.row as usize] = held.w;
     }
     stats.embedded_particles = contacts.held.len();
-    if state.boundary_x.is_empty() {
+    if state.boundary_contact_count == 0 {
         return;
     }
     let started = stats.begin_phase();
+    let discs = state.boundary_contact_count;
     let walls = Walls::new(
         &settings,
-        (&state.boundary_x, &state.boundary_psi),
-        &neighbors.boundary_grid,
+        (&state.boundary_x[..discs], &state.boundary_psi[..discs]),
+        neighbors.contact_grid(discs, state.boundary_x.len()),
     );
     let mut held = contacts.held.iter().copied().peekable();
     let n = state.fluid_count.min(contacts.start.len());
@@ -289,6 +305,7 @@ pub fn resolve_boundary_contacts(
             .chunks
             .get(i / CHUNK)
             .map(|c| c.boundary_of(i % CHUNK));
+        let list = list.map(|list| with_discs(list, discs, &mut contacts.listed));
         let list = list.filter(|_| walls.covered(start, x, predicted));
         if embedded.is_none() && list.is_some_and(<[u32]>::is_empty) {
             continue;

@@ -55,6 +55,8 @@ struct Shared<'s, 'a> {
     rows: &'s PhaseShared<'a, DensityRow>,
     errors: &'s PhaseShared<'a, f64>,
     lists: &'s PhaseShared<'a, NeighborChunk>,
+    /// [`DensityState::boundary_push`], when it is tracked.
+    push: Option<&'s PhaseShared<'a, Vec2>>,
 }
 
 impl Fluid<'_> {
@@ -78,6 +80,17 @@ impl Fluid<'_> {
             if phase & CORRECTION == 0 {
                 let out = s.rows.block_mut(block.clone());
                 let first = phase & FIRST != 0;
+                if let Some(push) = s.push {
+                    // The boundary part of the last correction, applied since this block's
+                    // last density pass, before its rows are overwritten.
+                    let scale = self.over_relaxation * self.inv_rest_density;
+                    for (push, row) in push.block_mut(block.clone()).iter_mut().zip(&*out) {
+                        *push = match first {
+                            true => Vec2::ZERO,
+                            false => *push + scale * row.lambda * row.boundary_gradient,
+                        };
+                    }
+                }
                 let w = &s.w[block.start..block.start + out.len()];
                 let block_error = self.density_block::<V>(x, chunk, block, out, (w, first));
                 s.errors.block_mut(c..c + 1)[0] = block_error;
@@ -176,6 +189,10 @@ pub(super) fn solve_on(
     scratch.rows.resize(n, DensityRow::default());
     scratch.block_errors.resize(blocks, 0.0);
     scratch.positions.resize(n, Vec2::ZERO);
+    let track = scratch.track_boundary_push;
+    scratch
+        .boundary_push
+        .resize(if track { n } else { 0 }, Vec2::ZERO);
     let fluid = Fluid {
         kernel: CubicSpline::new(settings.support_radius),
         mass: settings.particle_mass(),
@@ -199,6 +216,7 @@ pub(super) fn solve_on(
     let rows = PhaseShared::new(&mut scratch.rows);
     let errors = PhaseShared::new(&mut scratch.block_errors);
     let lists = PhaseShared::new(chunks);
+    let push = PhaseShared::new(&mut scratch.boundary_push[..]);
     #[cfg(target_arch = "x86_64")]
     let avx2 = has_avx2();
     let shared = Shared {
@@ -207,6 +225,7 @@ pub(super) fn solve_on(
         rows: &rows,
         errors: &errors,
         lists: &lists,
+        push: track.then_some(&push),
     };
     let work = |phase, c| {
         #[cfg(target_arch = "x86_64")]

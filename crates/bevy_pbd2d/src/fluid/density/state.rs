@@ -39,6 +39,16 @@ pub struct DensityState {
     /// its side's ring), so that the scratch is reused while in cache.
     #[reflect(ignore)]
     pub(crate) ring: GradientRing,
+    /// Whether the solve sums [`boundary_push`](Self::boundary_push) (set by whoever reads
+    /// it, e.g. the avian coupling; off by default: the sums cost a pass over the rows per
+    /// iteration).
+    pub track_boundary_push: bool,
+    /// Per fluid row, when tracked: the boundary part of the corrections the solve applied,
+    /// Σ over its iterations of ω λᵢ Σₖ Ψₖ∇Wᵢₖ / ρ0 (m; \[MM13\] eq. 12, the boundary term).
+    /// The particle's momentum changed by m times this over Δt through the boundary samples,
+    /// so they received the opposite impulse. A correction cut to
+    /// [`MAX_STEP_RADII`](crate::fluid::density::MAX_STEP_RADII) counts in full (rare).
+    pub boundary_push: Vec<Vec2>,
 }
 
 /// The ∇W scratch buffers of the pipelines, one ring per
