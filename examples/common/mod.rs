@@ -290,6 +290,7 @@ fn exit_after_frames(
 /// The "Width" and "Height" rows of a scene builder (both demos restart on them). A valid edit
 /// (1 ..= `max` and accepted by `resize`, which returns the builder with the new size) replaces
 /// `builder` and requests a restart; anything else is refused in the panel.
+#[allow(dead_code, reason = "the playground has no size rows")]
 pub fn size_rows<B: Copy>(
     ui: &mut egui::Ui,
     builder: &mut B,

@@ -44,6 +44,9 @@ fluid options (defaults: the PBF demo's):
   --walls W           the box: `samples` (the demo's boundary samples) or
                       `colliders` (a ParticleCollider polyline on the same
                       lines, carrying its own samples) (samples)
+  --bodies N          avian dynamic boxes (0.4 m, 0.5 rho0) dropped onto the
+                      fluid, 0..=1000 (0); with N > 0 the box is a collider
+                      that is also avian's, and avian steps the bodies
 common options:
   --threads N         compute task pool threads, >= 1 (available parallelism)
   --compare-seed      then run ../shared/tools/seed-bench.js with the same
@@ -121,6 +124,8 @@ pub struct FluidArgs {
     pub steps: u32,
     /// Whether the box is a collider (`--walls colliders`) instead of boundary samples.
     pub collider_walls: bool,
+    /// avian dynamic boxes dropped onto the fluid (`--bodies`).
+    pub bodies: u32,
 }
 
 impl Default for FluidArgs {
@@ -135,6 +140,7 @@ impl Default for FluidArgs {
             relaxation: 1.0,
             steps: 400,
             collider_walls: false,
+            bodies: 0,
         }
     }
 }
@@ -295,6 +301,9 @@ where
             (Scene::Fluid(f), "viscosity") => f.viscosity = v.float_in(0.0, 1.0)?,
             (Scene::Fluid(f), "relaxation") => f.relaxation = v.float_in(1e-6, 1.9)?,
             (Scene::Fluid(f), "steps") => f.steps = v.int(1, u32::MAX as u64)? as u32,
+            (Scene::Fluid(f), "bodies") => {
+                f.bodies = v.int(0, 1000)? as u32;
+            }
             (Scene::Fluid(f), "walls") => {
                 f.collider_walls = match v.text {
                     "samples" => false,
@@ -308,6 +317,17 @@ where
                     s.name()
                 )));
             }
+        }
+    }
+    if let Scene::Fluid(f) = &mut scene {
+        if f.bodies > 0 && compare_seed {
+            return Err(ArgError(
+                "--compare-seed runs the demo's scene, which has no --bodies".into(),
+            ));
+        }
+        if f.bodies > 0 && !f.collider_walls {
+            // The bodies need a box avian sees: the collider one.
+            f.collider_walls = true;
         }
     }
     Ok(Command::Run(Args {
@@ -417,6 +437,7 @@ mod tests {
                 relaxation: 1.0,
                 steps: 400,
                 collider_walls: false,
+                bodies: 0,
             })
         );
         assert_eq!(f.scene.warmup_steps(), 20);
@@ -496,6 +517,7 @@ mod tests {
                 relaxation: 1.5,
                 steps: 60,
                 collider_walls: true,
+                bodies: 0,
             })
         );
         assert_eq!(f.threads, 1);

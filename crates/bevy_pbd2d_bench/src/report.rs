@@ -273,6 +273,7 @@ pub fn fluid_line(world: &World, f: &FluidArgs, threads: usize, m: &Measurement)
                 "samples"
             },
         )
+        .int("bodies", f.bodies as u64)
         .int("boundary_particles", state.boundary_x.len() as u64)
         .number("dt", f.dt)
         .int("steps", m.steps as u64)

@@ -47,6 +47,14 @@ pub fn task_pool_options(threads: usize) -> TaskPoolOptions {
 /// [`PbdError`] when the plugin's setters or builders refuse a parameter.
 pub fn build_app(args: &Args) -> Result<App, PbdError> {
     let mut app = headless_app(args.threads, args.scene.dt() as f32)?;
+    if let Scene::Fluid(f) = args.scene
+        && f.bodies > 0
+    {
+        // avian in its default schedule (FixedPostUpdate, after our step), with our gravity.
+        app.add_plugins(avian2d::prelude::PhysicsPlugins::default());
+        let g = app.world().resource::<bevy_pbd2d::prelude::Gravity>().0;
+        app.insert_resource(avian2d::prelude::Gravity(g));
+    }
     let world = app.world_mut();
     match args.scene {
         Scene::Cloth(c) => spawn_cloth(world, &c)?,
@@ -145,6 +153,48 @@ fn spawn_fluid(world: &mut World, f: &FluidArgs) -> Result<(), PbdError> {
         },
         ..default()
     };
-    builder.spawn(&mut world.commands(), &settings)?;
+    let dam_break = builder.spawn(&mut world.commands(), &settings)?;
+    if f.bodies > 0 {
+        world.flush();
+        spawn_bodies(world, &builder, &settings, dam_break.collider, f.bodies);
+    }
     Ok(())
+}
+
+/// `count` avian dynamic boxes of side 0.4 m and density 0.5 ρ0 in rows above the fluid,
+/// and the dam break's box made avian's too (a static polyline on its collider's entity, which
+/// stays a [`ParticleCollider`](bevy_pbd2d::prelude::ParticleCollider) for the particles).
+fn spawn_bodies(
+    world: &mut World,
+    builder: &DamBreakBuilder,
+    settings: &FluidSettings,
+    walls: Option<Entity>,
+    count: u32,
+) {
+    use avian2d::prelude::{Collider, ColliderDensity, RigidBody};
+    let (lo, hi) = builder.box_bounds(settings);
+    if let Some(walls) = walls {
+        let corners = vec![lo, Vec2::new(hi.x, lo.y), hi, Vec2::new(lo.x, hi.y), lo];
+        world
+            .entity_mut(walls)
+            .insert((RigidBody::Static, Collider::polyline(corners, None)));
+    }
+    // Above the block (its height is 2r per row), in rows of up to 10 across the box.
+    let top = lo.y + 2.0 * settings.particle_radius * builder.height as f32 + 0.5;
+    let side = 0.4;
+    let across = count.min(10);
+    let step = (hi.x - lo.x) / across as f32;
+    for k in 0..count {
+        let (row, column) = (k / across, k % across);
+        let at = Vec2::new(
+            lo.x + (column as f32 + 0.5) * step,
+            top + row as f32 * 2.0 * side,
+        );
+        world.spawn((
+            RigidBody::Dynamic,
+            Collider::rectangle(side, side),
+            ColliderDensity(0.5 * settings.rest_density),
+            Transform::from_translation(at.extend(0.0)),
+        ));
+    }
 }

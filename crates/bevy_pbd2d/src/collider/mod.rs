@@ -34,9 +34,11 @@
 //!    surface.
 //!
 //! Fluid gets its density support from a collider as from hand-placed samples: every
-//! collider carries Akinci boundary samples on its surface, 2r apart, moved with it
-//! ([`samples`]); water rests on it with the density error and height it has in a
-//! sample-built box (`DamBreakWalls::Collider` builds the demo's box that way).
+//! collider carries Akinci boundary samples 2r apart, one particle radius inside its surface
+//! (on it for a segment or polyline), moved with it, giving density only (the collider's
+//! contacts are the wall) ([`samples`]); water rests on it with the density error and height
+//! it has in a sample-built box (`DamBreakWalls::Collider` builds the demo's box that way), and
+//! with `avian` a dynamic body receives the fluid's pressure on its samples.
 //!
 //! A collider's velocity is its pose change over the step, nothing else: moving one far in a
 //! step sweeps everything between its two poses at that speed; mark a teleport with

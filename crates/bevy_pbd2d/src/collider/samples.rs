@@ -17,7 +17,7 @@
 //! in the simulation, or were once: a game without fluid pays nothing for them.
 //!
 //! **Pressure on bodies.** A sample of a dynamic body's collider passes the density solve's
-//! push on the fluid back to the body ([`sample_impulses`]): the boundary part of each fluid
+//! push on the fluid back to the body: the boundary part of each fluid
 //! particle's corrections, m Σ ω λᵢ Σₖ Ψₖ∇Wᵢₖ / (ρ0 Δt) (\[MM13\] eq. 12), is an impulse on
 //! the particle, and its opposite is shared among the samples k near it in proportion to
 //! their part of Σₖ Ψₖ∇Wᵢₖ (the reaction of \[AIA+12\] eq. 10, whose boundary forces

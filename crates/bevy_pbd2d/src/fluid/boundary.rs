@@ -3,7 +3,7 @@
 //! boundary samples are added, removed or moved, and when [`FluidSettings`] change.
 //!
 //! The rows hold the samples with contact discs first, then the
-//! [`BoundaryDensityOnly`](crate::fluid::BoundaryDensityOnly) ones
+//! [`BoundaryDensityOnly`] ones
 //! ([`SolverState::boundary_contact_count`] says where they start); Ψ is summed over all.
 
 use bevy::prelude::*;

@@ -110,7 +110,7 @@ impl CubicSpline {
     }
 
     /// ∇W with respect to xᵢ for r = xᵢ − xⱼ (1/m³); zero for ‖r‖ ≥ h (the tests' reference,
-    /// and the boundary samples' share of a push, [`sample_impulses`](crate::collider::samples)).
+    /// and the boundary samples' share of a push, [`collider::samples`](crate::collider::samples)).
     #[cfg_attr(not(feature = "avian"), allow(dead_code))]
     pub fn gradient(&self, r: Vec2) -> Vec2 {
         self.value_and_gradient(r, r.length()).1
