@@ -350,3 +350,30 @@ fn a_rope_sliding_onto_a_box_drags_it_by_friction() {
         "μ = 0: box {v}, rope {rope}"
     );
 }
+
+/// An avian half-space, the usual ground, is a box 40 km wide: its samples are placed only
+/// near the fluid (within `SAMPLED_MARGIN` of its bounds), not 2.4 million along its whole
+/// outline, and the water rests on it.
+#[test]
+fn a_half_space_ground_is_sampled_only_near_the_fluid() {
+    let mut app = app(Vec2::new(0.0, -9.81));
+    let r = app.world().resource::<FluidSettings>().particle_radius;
+    app.world_mut().spawn((
+        RigidBody::Static,
+        Collider::half_space(Vec2::Y),
+        Transform::default(),
+    ));
+    let water = fluid_block(&mut app, Vec2::new(0.0, 2.0 * r), 10, 10, Vec2::ZERO);
+    run(&mut app, 240);
+    let samples = app
+        .world_mut()
+        .query_filtered::<(), With<BoundaryParticle>>()
+        .iter(app.world())
+        .count();
+    // The fluid spreads over a few metres; the ground is sampled 2 m beyond, 2r apart.
+    assert!(samples > 50 && samples < 1000, "{samples} samples");
+    for &e in &water {
+        let p = app.world().get::<Position>(e).unwrap().0;
+        assert!(p.y > 0.5 * r && p.y < 1.0, "a particle at {p}");
+    }
+}

@@ -276,3 +276,42 @@ fn a_cloth_strip_dropped_on_a_ball_drapes_over_it_without_entering_it() {
         "corner at {corner}, middle at {middle}"
     );
 }
+
+/// A collider that is disabled (Bevy's `Disabled`) loses its boundary samples, so water does
+/// not rest on an invisible shape; enabled again, it has them back.
+#[test]
+fn a_disabled_collider_keeps_no_samples() {
+    use bevy::ecs::entity_disabling::Disabled;
+    use bevy_pbd2d::collider::ColliderSampleOf;
+    let mut app = common::app(0.005);
+    let settings = *app.world().resource::<FluidSettings>();
+    let w = InverseMass::from_mass(settings.particle_mass()).unwrap();
+    let wall = app
+        .world_mut()
+        .spawn((
+            ParticleCollider::from(Rectangle::new(1.0, 0.2)),
+            Transform::default(),
+        ))
+        .id();
+    app.world_mut()
+        .spawn((FluidParticle, Position(Vec2::new(0.0, 0.5)), w));
+    let samples = |app: &mut App| {
+        app.world_mut()
+            .query_filtered::<&ColliderSampleOf, With<BoundaryParticle>>()
+            .iter(app.world())
+            .count()
+    };
+    for _ in 0..3 {
+        app.update();
+    }
+    let sampled = samples(&mut app);
+    assert!(sampled > 20, "{sampled} samples");
+    app.world_mut().entity_mut(wall).insert(Disabled);
+    app.update();
+    app.update();
+    assert_eq!(samples(&mut app), 0);
+    app.world_mut().entity_mut(wall).remove::<Disabled>();
+    app.update();
+    app.update();
+    assert_eq!(samples(&mut app), sampled);
+}

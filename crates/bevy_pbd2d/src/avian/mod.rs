@@ -5,7 +5,8 @@
 //!   for particles exactly as a [`ParticleCollider`] is ([`collider`](crate::collider)): its
 //!   shape converted exactly (balls, cuboids, capsules, segments, triangles, convex polygons,
 //!   their rounded forms, polylines, heightfields, triangle meshes and compounds; voxels and
-//!   custom shapes are left out with a warning), placed by avian's `Position` and `Rotation`,
+//!   custom shapes are left out with a warning; a `ColliderDisabled` one is left out), placed
+//!   by avian's `Position` and `Rotation`,
 //!   its motion between two of our steps its velocity. Its avian `Friction` and `Restitution`
 //!   are its material (else a [`ColliderMaterial`] on it, else the default). Like any
 //!   collider it carries boundary samples while there is fluid
@@ -38,8 +39,8 @@
 mod shapes;
 
 use avian2d::prelude::{
-    Collider, ColliderOf, Forces, Friction, Restitution, RigidBody, Rotation, Sensor,
-    WriteRigidBodyForces,
+    Collider, ColliderDisabled, ColliderOf, Forces, Friction, Restitution, RigidBody, Rotation,
+    Sensor, WriteRigidBodyForces,
 };
 use bevy::prelude::*;
 
@@ -52,6 +53,7 @@ use crate::collider::sync::{collect_particle_colliders, finish_colliders};
 use crate::collider::{
     ColliderContactState, ColliderContactSystems, ColliderMaterial, ParticleCollider,
 };
+use crate::fluid::contacts::resolve_boundary_contacts;
 use crate::fluid::density::{DensityState, solve_density_constraints};
 use crate::fluid::{FluidSettings, NeighborState};
 use crate::particle::SolverState;
@@ -82,6 +84,7 @@ impl Plugin for AvianCouplingPlugin {
                 apply_sample_impulses
                     .in_set(PbdStepSystems::SolveConstraints)
                     .after(solve_density_constraints)
+                    .before(resolve_boundary_contacts)
                     .run_if(resource_exists::<FluidSettings>),
             ),
         );
@@ -103,10 +106,17 @@ type AvianCollider = (
     ),
 );
 
+/// The avian colliders that are obstacles: not sensors, not disabled, not [`ParticleCollider`]s.
+type Obstacles = (
+    Without<Sensor>,
+    Without<ColliderDisabled>,
+    Without<ParticleCollider>,
+);
+
 /// [`Prepare`](crate::PbdStepSystems::Prepare): adds every avian collider to the step's
 /// colliders, with its body when that is dynamic.
 fn collect_avian_colliders(
-    colliders: Query<AvianCollider, (Without<Sensor>, Without<ParticleCollider>)>,
+    colliders: Query<AvianCollider, Obstacles>,
     bodies: Query<&RigidBody>,
     mut contacts: ResMut<ColliderContactState>,
     mut parts: Local<Vec<Geometry>>,

@@ -305,6 +305,59 @@ impl Geometry {
     /// spaced points between; around a rounded core, its outline at distance R (a circle's
     /// circumference, a capsule's sides and caps). Where boundary samples of a collider go.
     pub(crate) fn outline(&self, spacing: f32) -> Vec<Vec2> {
+        self.outline_within(spacing, None)
+    }
+
+    /// The length of [`Geometry::outline`]'s path (m): the perimeter, both sides of a rounded
+    /// open chain, one side of a bare one.
+    pub(crate) fn outline_length(&self) -> f32 {
+        let core: f32 = self.segments.iter().map(|s| s[0].distance(s[1])).sum();
+        let arcs = core::f32::consts::TAU * self.rounding;
+        match (self.polygon, self.rounding > 0.0) {
+            (true, _) => core + arcs,
+            (false, true) => 2.0 * core + arcs,
+            (false, false) => core,
+        }
+    }
+
+    /// [`Geometry::outline`]'s points within `bounds` (local min and max corners, m), the same
+    /// points as the whole outline has there; a bare shape's segments are clipped to the bounds
+    /// first, so a huge shape (a half-space's box, a long terrain) costs only what is kept.
+    pub(crate) fn outline_within(&self, spacing: f32, bounds: Option<(Vec2, Vec2)>) -> Vec<Vec2> {
+        let inside =
+            |p: &Vec2| bounds.is_none_or(|(lo, hi)| p.cmpge(lo).all() && p.cmple(hi).all());
+        if self.rounding > 0.0 {
+            let mut all = self.outline_all(spacing);
+            all.retain(inside);
+            return all;
+        }
+        let pieces = |length: f32| ((length / spacing * (1.0 - 1e-5)).ceil() as usize).max(1);
+        let mut out = Vec::new();
+        for s in &self.segments {
+            let n = pieces(s[0].distance(s[1]));
+            let (t0, t1) = bounds
+                .map_or(Some((0.0, 1.0)), |b| clip(s, b))
+                .unwrap_or((1.0, 0.0));
+            let first = (t0 * n as f32).ceil().max(0.0) as usize;
+            let last = ((t1 * n as f32).floor() as usize).min(n - 1);
+            out.extend(
+                (first..=last)
+                    .filter(|_| first <= last && t0 <= t1)
+                    .map(|k| s[0].lerp(s[1], k as f32 / n as f32))
+                    .filter(inside),
+            );
+        }
+        if !self.polygon
+            && let Some(last) = self.segments.last()
+            && inside(&last[1])
+        {
+            out.push(last[1]);
+        }
+        out
+    }
+
+    /// The whole outline (see [`Geometry::outline`]).
+    fn outline_all(&self, spacing: f32) -> Vec<Vec2> {
         let mut out = Vec::new();
         // Pieces of at most `spacing` (a length a rounding error above a multiple of it is
         // that multiple).
@@ -404,8 +457,32 @@ impl Geometry {
         let segments = (0..m)
             .map(|k| [vertices[(k + m - 1) % m], vertices[k]])
             .collect();
-        Some(Self::from_parts(segments, 0.0, true))
+        let inner = Self::from_parts(segments, 0.0, true);
+        // Along the edges too: inset edges of a neck thinner than 2d cross each other, with
+        // only sound vertices (checked at d spacing, up to 4096 points).
+        let step = (inner.outline_length() / 4096.0).max(d);
+        inner.outline(step).into_iter().all(deep).then_some(inner)
     }
+}
+
+/// The parameter interval [t0, t1] ⊂ [0, 1] of segment `s` inside the box `(lo, hi)`
+/// (Liang–Barsky), if any.
+fn clip(s: &[Vec2; 2], (lo, hi): (Vec2, Vec2)) -> Option<(f32, f32)> {
+    let (a, d) = (s[0], s[1] - s[0]);
+    let (mut t0, mut t1) = (0.0f32, 1.0f32);
+    for axis in 0..2 {
+        let (p, q_lo, q_hi) = (d[axis], lo[axis] - a[axis], hi[axis] - a[axis]);
+        if p == 0.0 {
+            if q_lo > 0.0 || q_hi < 0.0 {
+                return None;
+            }
+            continue;
+        }
+        let (u, v) = (q_lo / p, q_hi / p);
+        t0 = t0.max(u.min(v));
+        t1 = t1.min(u.max(v));
+    }
+    (t0 <= t1).then_some((t0, t1))
 }
 
 /// A polygon's vertices as a counter-clockwise loop of segments.

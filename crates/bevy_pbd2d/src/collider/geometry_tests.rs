@@ -216,3 +216,56 @@ fn an_inset_surface_lies_its_depth_inside_every_solid_shape_and_thin_ones_have_n
     assert!(geometry(terrain).inset(d).is_none());
     assert!(geometry(Rectangle::new(2.0, 0.1)).inset(d).is_none());
 }
+
+#[test]
+fn an_outline_within_bounds_is_the_whole_outline_cut_to_them() {
+    let bounds = (Vec2::new(-0.33, -1.0), Vec2::new(0.71, 0.2));
+    for shape in [
+        geometry(Rectangle::new(3.0, 0.4)),
+        geometry(Polyline2d::new([
+            Vec2::new(-2.0, 0.1),
+            Vec2::new(0.5, -0.3),
+            Vec2::new(2.0, 0.0),
+        ])),
+        geometry(Capsule2d::new(0.1, 2.0)),
+    ] {
+        let inside = |p: &Vec2| p.cmpge(bounds.0).all() && p.cmple(bounds.1).all();
+        let mut whole: Vec<Vec2> = shape.outline(0.05).into_iter().filter(inside).collect();
+        let mut cut = shape.outline_within(0.05, Some(bounds));
+        let key = |p: &Vec2| (p.x.to_bits(), p.y.to_bits());
+        whole.sort_by_key(key);
+        cut.sort_by_key(key);
+        assert!(!cut.is_empty());
+        assert_eq!(whole, cut, "{shape:?}");
+    }
+}
+
+#[test]
+fn a_polygon_with_a_neck_thinner_than_twice_the_depth_has_no_inset() {
+    // Two 1 m squares joined by a neck 0.1 m wide: inset by 0.1 its edges would cross.
+    let dumbbell = geometry(Polygon::new([
+        Vec2::new(0.0, 0.0),
+        Vec2::new(1.0, 0.0),
+        Vec2::new(1.0, 0.45),
+        Vec2::new(1.5, 0.45),
+        Vec2::new(1.5, 0.0),
+        Vec2::new(2.5, 0.0),
+        Vec2::new(2.5, 1.0),
+        Vec2::new(1.5, 1.0),
+        Vec2::new(1.5, 0.55),
+        Vec2::new(1.0, 0.55),
+        Vec2::new(1.0, 1.0),
+        Vec2::new(0.0, 1.0),
+    ]));
+    let d = 0.1;
+    if let Some(inner) = dumbbell.inset(d) {
+        for p in inner.outline(0.01) {
+            let depth = -dumbbell.surface(p, Vec2::ZERO).distance;
+            assert!(depth > 0.99 * d, "{p} is {depth} deep");
+        }
+    }
+    assert!(
+        dumbbell.inset(0.04).is_some(),
+        "a neck 0.1 wide has room for 0.04"
+    );
+}

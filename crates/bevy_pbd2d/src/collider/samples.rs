@@ -23,6 +23,7 @@
 //! their part of Σₖ Ψₖ∇Wᵢₖ (the reaction of \[AIA+12\] eq. 10, whose boundary forces
 //! are the opposite of the fluid's). Fluid and bodies exchange momentum exactly.
 
+use bevy::ecs::entity_disabling::Disabled;
 use bevy::platform::collections::HashMap;
 use bevy::prelude::*;
 
@@ -72,11 +73,30 @@ pub struct ColliderSample {
     spacing_radius: f32,
 }
 
-/// The samples' view of the last generated shape of each collider: its parts and the fluid
-/// radius they were spaced for.
+/// Outlines of more samples than this (2r apart) are sampled only near the fluid, within
+/// [`SAMPLED_MARGIN`] of its bounds: an avian half-space (a box 40 km wide) would have 2.4
+/// million samples. Such a collider's samples are regenerated when the fluid comes within h
+/// of the sampled region's edge, or the collider moves.
+pub const MAX_OUTLINE_SAMPLES: usize = 4096;
+
+/// How far beyond the fluid's bounds a long outline is sampled (m).
+pub const SAMPLED_MARGIN: f32 = 2.0;
+
+/// What a collider's samples were generated from.
+#[derive(Debug)]
+struct Sampled {
+    /// Its parts.
+    parts: Vec<Geometry>,
+    /// The fluid radius r they were spaced for (m).
+    spacing: f32,
+    /// For a long outline, the world region sampled and the collider's pose then.
+    region: Option<((Vec2, Vec2), Isometry2d)>,
+}
+
+/// The samples' view of the last generated shape of each collider.
 #[derive(Resource, Debug, Default)]
 pub(crate) struct SampledShapes {
-    shapes: HashMap<Entity, (Vec<Geometry>, f32)>,
+    shapes: HashMap<Entity, Sampled>,
     /// Whether there were fluid particles once.
     active: bool,
     /// The dynamic body of each collider of the step that has one.
@@ -98,7 +118,7 @@ impl SampledShapes {
 pub(crate) fn update_collider_samples(
     mut commands: Commands,
     contacts: Res<ColliderContactState>,
-    owners: Query<(Entity, &ColliderSamples)>,
+    owners: Query<(Entity, &ColliderSamples), Allow<Disabled>>,
     mut samples: Query<(&ColliderSample, &mut Position)>,
     settings: Option<Res<FluidSettings>>,
     state: Res<SolverState>,
@@ -113,7 +133,21 @@ pub(crate) fn update_collider_samples(
         return;
     }
     let r = settings.particle_radius;
+    let h = settings.support_radius;
     sampled.bodies.clear();
+    // The fluid's bounds, for long outlines (computed once, if one asks).
+    let mut fluid_bounds = None;
+    let mut bounds = || {
+        *fluid_bounds.get_or_insert_with(|| {
+            let points = state.x[..state.fluid_count]
+                .iter()
+                .filter(|p| p.is_finite());
+            points.fold(
+                (Vec2::splat(f32::INFINITY), Vec2::splat(f32::NEG_INFINITY)),
+                |(lo, hi), &p| (lo.min(p), hi.max(p)),
+            )
+        })
+    };
     let colliders = &contacts.colliders;
     // The step's colliders are sorted by (entity, part): one run of parts per entity.
     let mut at = 0;
@@ -129,10 +163,14 @@ pub(crate) fn update_collider_samples(
         }
         let pose = parts[0].end;
         let existing = owners.get(entity).ok().map(|(_, list)| list);
-        let unchanged = sampled.shapes.get(&entity).is_some_and(|(shape, spacing)| {
-            *spacing == r
-                && shape.len() == parts.len()
-                && shape.iter().zip(parts).all(|(a, b)| *a == b.geometry)
+        let unchanged = sampled.shapes.get(&entity).is_some_and(|old| {
+            old.spacing == r
+                && old.parts.len() == parts.len()
+                && old.parts.iter().zip(parts).all(|(a, b)| *a == b.geometry)
+                && old.region.is_none_or(|((lo, hi), at)| {
+                    let (f_lo, f_hi) = bounds();
+                    at == pose && (f_lo - h).cmpge(lo).all() && (f_hi + h).cmple(hi).all()
+                })
         }) && existing.is_some_and(|list| !list.is_empty());
         if unchanged {
             for sample in existing.into_iter().flat_map(|l| l.iter()) {
@@ -148,12 +186,25 @@ pub(crate) fn update_collider_samples(
         for sample in existing.into_iter().flat_map(|l| l.iter()) {
             commands.entity(sample).despawn();
         }
+        let length: f32 = parts.iter().map(|p| p.geometry.outline_length()).sum();
+        let region = (length / (2.0 * r) > MAX_OUTLINE_SAMPLES as f32).then(|| {
+            let (lo, hi) = bounds();
+            ((lo - SAMPLED_MARGIN, hi + SAMPLED_MARGIN), pose)
+        });
+        // The region in the collider's frame: the bounds of its corners there.
+        let local_region = region.map(|((lo, hi), _)| {
+            let corners = [lo, Vec2::new(hi.x, lo.y), hi, Vec2::new(lo.x, hi.y)];
+            let local = corners.map(|c| pose.inverse_transform_point(c));
+            let start = (Vec2::splat(f32::INFINITY), Vec2::splat(f32::NEG_INFINITY));
+            local.iter().fold(start, |(a, b), &p| (a.min(p), b.max(p)))
+        });
         for part in parts {
             // One particle radius inside the surface, where the fluid's volume would go on
             // (its particles rest with their centres r off the surface, 2r from the samples:
             // the fluid's spacing), on the surface of a shape with no room inside.
             let inner = part.geometry.inset(r);
-            for local in inner.as_ref().unwrap_or(&part.geometry).outline(2.0 * r) {
+            let shape = inner.as_ref().unwrap_or(&part.geometry);
+            for local in shape.outline_within(2.0 * r, local_region) {
                 commands.spawn((
                     BoundaryParticle,
                     BoundaryDensityOnly,
@@ -166,8 +217,15 @@ pub(crate) fn update_collider_samples(
                 ));
             }
         }
-        let shape = parts.iter().map(|p| p.geometry.clone()).collect();
-        sampled.shapes.insert(entity, (shape, r));
+        let sampled_parts = parts.iter().map(|p| p.geometry.clone()).collect();
+        sampled.shapes.insert(
+            entity,
+            Sampled {
+                parts: sampled_parts,
+                spacing: r,
+                region,
+            },
+        );
     }
     // Entities that are no colliders in this step (the component removed, the entity
     // disabled, an avian collider made a sensor) lose their samples.

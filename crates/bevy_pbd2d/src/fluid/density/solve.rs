@@ -55,8 +55,9 @@ struct Shared<'s, 'a> {
     rows: &'s PhaseShared<'a, DensityRow>,
     errors: &'s PhaseShared<'a, f64>,
     lists: &'s PhaseShared<'a, NeighborChunk>,
-    /// [`DensityState::boundary_push`], when it is tracked.
-    push: Option<&'s PhaseShared<'a, Vec2>>,
+    /// [`DensityState::boundary_push`] and the part of each row's last correction that was
+    /// applied (1, or less where it was cut to the longest step), when they are tracked.
+    push: Option<(&'s PhaseShared<'a, Vec2>, &'s PhaseShared<'a, f32>)>,
 }
 
 impl Fluid<'_> {
@@ -66,8 +67,9 @@ impl Fluid<'_> {
         let block = c * CHUNK..(c + 1) * CHUNK;
         let current = usize::from(phase & SWAPPED != 0);
         // SAFETY: each pass of a block runs on one thread. The density pass writes only block
-        // c of `rows`, `errors` and `lists` and reads the current `x`; the correction pass
-        // writes only block c of the other `x` and of `lists`, and reads the current `x` and
+        // c of `rows`, `errors`, `lists` and `push` and reads the current `x` (and block c of
+        // `push`'s applied parts); the correction pass writes only block c of the other `x`,
+        // of `lists` and of the applied parts, and reads the current `x` and
         // the rows of block c and of its neighbours, whose density passes have completed
         // (in a pipeline, the other thread may meanwhile write other blocks' rows: they are read
         // through a pointer, without a reference to the whole slice). `solve_on` checked the
@@ -80,14 +82,16 @@ impl Fluid<'_> {
             if phase & CORRECTION == 0 {
                 let out = s.rows.block_mut(block.clone());
                 let first = phase & FIRST != 0;
-                if let Some(push) = s.push {
-                    // The boundary part of the last correction, applied since this block's
-                    // last density pass, before its rows are overwritten.
+                if let Some((push, applied)) = s.push {
+                    // The boundary part of the last correction, as far as it was applied, since
+                    // this block's last density pass, before its rows are overwritten.
                     let scale = self.over_relaxation * self.inv_rest_density;
-                    for (push, row) in push.block_mut(block.clone()).iter_mut().zip(&*out) {
+                    let applied = applied.block_mut(block.clone());
+                    let rows = push.block_mut(block.clone()).iter_mut().zip(&*out);
+                    for ((push, row), &part) in rows.zip(&*applied) {
                         *push = match first {
                             true => Vec2::ZERO,
-                            false => *push + scale * row.lambda * row.boundary_gradient,
+                            false => *push + part * scale * row.lambda * row.boundary_gradient,
                         };
                     }
                 }
@@ -108,6 +112,7 @@ impl Fluid<'_> {
                 );
                 let groups = corrected.chunks_mut(GROUP).zip(w.chunks(GROUP));
                 let (omega, max) = (<V as Lanes8>::splat(self.over_relaxation), self.max_step);
+                let mut applied = s.push.map(|(_, applied)| applied.block_mut(block.clone()));
                 for (g, (corrected, w)) in groups.enumerate().take(slots.groups()) {
                     let (dx, dy) = self.correction_group_of::<V>(slots, g, rows);
                     let (sx, sy) = (omega * dx, omega * dy);
@@ -116,9 +121,14 @@ impl Fluid<'_> {
                     let (sx, sy) = (sx.to_f32x8().to_array(), sy.to_f32x8().to_array());
                     for (l, (next, &wi)) in corrected.iter_mut().zip(w).enumerate() {
                         *next = x[block.start + g * GROUP + l];
+                        let part = applied.as_deref_mut().map(|a| &mut a[g * GROUP + l]);
                         if wi > 0.0 {
                             let step = Vec2::new(sx[l], sy[l]);
-                            *next += if long & (1 << l) != 0 {
+                            let cut = long & (1 << l) != 0;
+                            if let Some(part) = part {
+                                *part = if cut { max / step.length() } else { 1.0 };
+                            }
+                            *next += if cut {
                                 step.clamp_length_max(max)
                             } else {
                                 step
@@ -190,9 +200,10 @@ pub(super) fn solve_on(
     scratch.block_errors.resize(blocks, 0.0);
     scratch.positions.resize(n, Vec2::ZERO);
     let track = scratch.track_boundary_push;
-    scratch
-        .boundary_push
-        .resize(if track { n } else { 0 }, Vec2::ZERO);
+    let tracked = if track { n } else { 0 };
+    scratch.boundary_push.resize(tracked, Vec2::ZERO);
+    scratch.push_applied.clear();
+    scratch.push_applied.resize(tracked, 1.0);
     let fluid = Fluid {
         kernel: CubicSpline::new(settings.support_radius),
         mass: settings.particle_mass(),
@@ -217,6 +228,7 @@ pub(super) fn solve_on(
     let errors = PhaseShared::new(&mut scratch.block_errors);
     let lists = PhaseShared::new(chunks);
     let push = PhaseShared::new(&mut scratch.boundary_push[..]);
+    let applied = PhaseShared::new(&mut scratch.push_applied[..]);
     #[cfg(target_arch = "x86_64")]
     let avx2 = has_avx2();
     let shared = Shared {
@@ -225,7 +237,7 @@ pub(super) fn solve_on(
         rows: &rows,
         errors: &errors,
         lists: &lists,
-        push: track.then_some(&push),
+        push: track.then_some((&push, &applied)),
     };
     let work = |phase, c| {
         #[cfg(target_arch = "x86_64")]

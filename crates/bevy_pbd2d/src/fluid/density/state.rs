@@ -47,8 +47,12 @@ pub struct DensityState {
     /// Σ over its iterations of ω λᵢ Σₖ Ψₖ∇Wᵢₖ / ρ0 (m; \[MM13\] eq. 12, the boundary term).
     /// The particle's momentum changed by m times this over Δt through the boundary samples,
     /// so they received the opposite impulse. A correction cut to
-    /// [`MAX_STEP_RADII`](crate::fluid::density::MAX_STEP_RADII) counts in full (rare).
+    /// [`MAX_STEP_RADII`](crate::fluid::density::MAX_STEP_RADII) counts as far as it was
+    /// applied.
     pub boundary_push: Vec<Vec2>,
+    /// Per fluid row, when tracked: the fraction of its last correction that was applied (1,
+    /// or less where it was cut; scratch).
+    pub(crate) push_applied: Vec<f32>,
 }
 
 /// The ∇W scratch buffers of the pipelines, one ring per
