@@ -135,14 +135,12 @@ fn spawn_scene(mut commands: Commands, settings: Res<FluidSettings>) {
         outline(stone),
         Transform::default(),
     ));
-    // A ramp under the spout, sloping down to the left, slippery (with avian's default μ = 0.5
-    // single particles would stay on its 20° slope, tan 20° = 0.36).
+    // A ramp under the spout, sloping down to the left.
     commands.spawn((
         SceneEntity,
         Name::new("Ramp"),
         RigidBody::Static,
         Collider::rectangle(2.0, 0.08),
-        Friction::new(0.1),
         outline(stone),
         Transform::from_xyz(2.4, 2.4, 0.0).with_rotation(Quat::from_rotation_z(0.35)),
     ));

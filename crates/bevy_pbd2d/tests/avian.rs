@@ -186,7 +186,7 @@ fn submerged_fraction(density: f32) -> (f32, f32) {
 }
 
 /// Archimedes: a box of density ρ < ρ0 floats with the fraction ρ/ρ0 of its height under the
-/// surface (within 10 % of its height; measured 21.6, 44.7 and 69.7 % for 0.25, 0.5 and
+/// surface (within 10 % of its height; measured 22.1, 43.7 and 67.1 % for 0.25, 0.5 and
 /// 0.75 ρ0), and one of 2 ρ0 sinks through the water to the floor. Without the samples'
 /// pressure on the body (contacts alone) the 0.5 ρ0 box floated 65 % under; with samples on
 /// its surface rather than r inside, 31 %.

@@ -17,7 +17,7 @@
 //!   impulse at the contact point (on the surface under the particle), through avian's
 //!   `Forces`, at the end of our step. The fluid's pressure on its samples (the boundary
 //!   part of the density solve's corrections) reaches it the same way, at the samples, after
-//!   the density solve: a box of 0.25, 0.5 and 0.75 ρ0 floats 21.6, 44.7 and 69.7 %
+//!   the density solve: a box of 0.25, 0.5 and 0.75 ρ0 floats 22.1, 43.7 and 67.1 %
 //!   submerged (Archimedes: 25, 50, 75 %). Particle and body momentum together are conserved
 //!   exactly. The body is of infinite mass within our step and reacts in avian's next step
 //!   (explicit coupling, as LiquidFun's particle–body contacts): stable while a body is

@@ -90,7 +90,8 @@ impl ColliderShape {
     }
 }
 
-/// Surface properties of a [`ParticleCollider`] (Coulomb friction, restitution), as in
+/// Surface properties of a [`ParticleCollider`] (Coulomb friction, restitution; fluid
+/// particles slip, whatever the friction), as in
 /// \[MMCK14\] §6.1 and Müller et al. 2020 ("Detailed rigid body simulation with extended
 /// position based dynamics") eq. 34.
 ///

@@ -202,7 +202,9 @@ fn pass(state: &mut SolverState, contacts: &mut ColliderContactState, friction: 
             touch[i].push += prestabilised - direction * kept;
         }
         let touched_here = touched;
-        if friction && touch[i].collider != NONE {
+        // Fluid slips (its rows come first): its tangential motion along a wall is its
+        // viscosity's to damp, as at SPH boundaries, not Coulomb's.
+        if friction && touch[i].collider != NONE && i >= state.fluid_count {
             let slid = apply_friction(x, x0, &touch[i], colliders);
             touch[i].push += slid - x;
             x = slid;

@@ -27,7 +27,9 @@
 //!    the same for its motion x₀ → x as the solves left it; then Coulomb friction
 //!    (\[MMCK14\] §6.1): the tangential part Δxₜ of its motion relative to the collider's
 //!    surface is undone if |Δxₜ| < μs d, else reduced by μk d, where d is the normal correction
-//!    the contacts made in the step.
+//!    the contacts made in the step. Fluid particles slip (no Coulomb friction, as at the
+//!    boundaries of SPH solvers: water's drag along a wall is viscosity, and with friction the
+//!    lone drops of a splash stayed on any slope below atan μs).
 //! 3. **After the velocity update** ([`UpdateVelocities`](crate::PbdStepSystems::UpdateVelocities)):
 //!    restitution (Müller et al. 2020, eq. 34): an impact (normal speed before the contacts
 //!    above 2 |g| Δt) leaves with e times its normal speed; a slower one keeps no speed into the
