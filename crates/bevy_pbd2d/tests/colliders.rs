@@ -129,25 +129,30 @@ fn a_particle_on_a_moving_platform_moves_with_it() {
     );
 }
 
-/// A particle resting on a plane inclined 30° with `material`: its displacement along the
-/// slope after `steps` steps, and its final velocity along it (downhill positive).
-fn on_incline(material: ColliderMaterial, steps: u64) -> (f32, f32) {
-    let mut app = app(DT);
+/// A plane inclined 30° with `material` (a long thin box rotated 30°, its top face through
+/// the origin): its normal and its downhill direction.
+fn incline(app: &mut App, material: ColliderMaterial) -> (Vec2, Vec2) {
     let angle = 30f32.to_radians();
-    // A long thin box rotated 30°: its top face passes through the origin.
     let normal = Vec2::new(-angle.sin(), angle.cos());
     collider(
-        &mut app,
+        app,
         Rectangle::new(20.0, 1.0),
         Transform::from_translation((-0.5 * normal).extend(0.0))
             .with_rotation(Quat::from_rotation_z(angle)),
         material,
     );
+    (normal, -Vec2::new(angle.cos(), angle.sin()))
+}
+
+/// A particle resting on a plane inclined 30° with `material`: its displacement along the
+/// slope after `steps` steps, and its final velocity along it (downhill positive).
+fn on_incline(material: ColliderMaterial, steps: u64) -> (f32, f32) {
+    let mut app = app(DT);
+    let (normal, downhill) = incline(&mut app, material);
     let r = 0.05;
     let p = ball(&mut app, normal * r, Vec2::ZERO, r);
     let x0 = position(&app, p);
     run_steps(&mut app, steps);
-    let downhill = -Vec2::new(angle.cos(), angle.sin());
     let x = position(&app, p);
     let off_plane = (x.dot(normal) - r).abs();
     assert!(off_plane < 0.01 * r, "left the plane by {off_plane} m");
@@ -323,15 +328,7 @@ fn a_disabled_collider_keeps_no_samples() {
 fn fluid_slips_on_an_incline_that_holds_other_particles() {
     let dt = 1.0 / 120.0;
     let mut app = app(dt);
-    let angle = 30f32.to_radians();
-    let normal = Vec2::new(-angle.sin(), angle.cos());
-    collider(
-        &mut app,
-        Rectangle::new(20.0, 1.0),
-        Transform::from_translation((-0.5 * normal).extend(0.0))
-            .with_rotation(Quat::from_rotation_z(angle)),
-        ColliderMaterial::new(1.0, 1.0, 0.0).unwrap(),
-    );
+    let (normal, downhill) = incline(&mut app, ColliderMaterial::new(1.0, 1.0, 0.0).unwrap());
     let settings = *app.world().resource::<FluidSettings>();
     let r = settings.particle_radius;
     let w = InverseMass::from_mass(settings.particle_mass()).unwrap();
@@ -341,7 +338,6 @@ fn fluid_slips_on_an_incline_that_holds_other_particles() {
         .id();
     let steps = 60;
     run_steps(&mut app, steps);
-    let downhill = -Vec2::new(angle.cos(), angle.sin());
     let v = velocity(&app, drop).dot(downhill);
     let expected = 9.81 * 0.5 * steps as f32 * dt;
     assert!(

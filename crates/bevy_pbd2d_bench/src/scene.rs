@@ -174,7 +174,7 @@ fn spawn_bodies(
     use avian2d::prelude::{Collider, ColliderDensity, RigidBody};
     let (lo, hi) = builder.box_bounds(settings);
     if let Some(walls) = walls {
-        let corners = vec![lo, Vec2::new(hi.x, lo.y), hi, Vec2::new(lo.x, hi.y), lo];
+        let corners = builder.box_polyline(settings).vertices;
         world
             .entity_mut(walls)
             .insert((RigidBody::Static, Collider::polyline(corners, None)));

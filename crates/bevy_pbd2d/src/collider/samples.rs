@@ -29,6 +29,7 @@ use bevy::prelude::*;
 
 use crate::collider::ColliderContactState;
 use crate::collider::geometry::Geometry;
+use crate::collider::sync::world_bounds;
 use crate::fluid::density::DensityState;
 use crate::fluid::kernel::CubicSpline;
 use crate::fluid::{BoundaryDensityOnly, BoundaryParticle, FluidSettings, NeighborState};
@@ -192,12 +193,7 @@ pub(crate) fn update_collider_samples(
             ((lo - SAMPLED_MARGIN, hi + SAMPLED_MARGIN), pose)
         });
         // The region in the collider's frame: the bounds of its corners there.
-        let local_region = region.map(|((lo, hi), _)| {
-            let corners = [lo, Vec2::new(hi.x, lo.y), hi, Vec2::new(lo.x, hi.y)];
-            let local = corners.map(|c| pose.inverse_transform_point(c));
-            let start = (Vec2::splat(f32::INFINITY), Vec2::splat(f32::NEG_INFINITY));
-            local.iter().fold(start, |(a, b), &p| (a.min(p), b.max(p)))
-        });
+        let local_region = region.map(|(world, _)| world_bounds(world, pose.inverse()));
         for part in parts {
             // One particle radius inside the surface, where the fluid's volume would go on
             // (its particles rest with their centres r off the surface, 2r from the samples:

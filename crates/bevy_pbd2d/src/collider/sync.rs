@@ -102,8 +102,9 @@ pub(crate) fn collider_pose(
     (pose.translation.is_finite() && pose.rotation.is_finite()).then_some(pose)
 }
 
-/// The world bounds of local bounds `aabb` under `pose`.
-fn world_bounds(aabb: (Vec2, Vec2), pose: Isometry2d) -> (Vec2, Vec2) {
+/// The bounds of the box `aabb` under `pose` (a collider's local bounds in the world, or
+/// with the inverse pose world bounds in its frame).
+pub(crate) fn world_bounds(aabb: (Vec2, Vec2), pose: Isometry2d) -> (Vec2, Vec2) {
     let (lo, hi) = aabb;
     let corners = [lo, Vec2::new(hi.x, lo.y), hi, Vec2::new(lo.x, hi.y)];
     let mut out = (Vec2::splat(f32::INFINITY), Vec2::splat(f32::NEG_INFINITY));

@@ -126,10 +126,14 @@ pub struct BoundaryContactState {
     listed: Vec<u32>,
 }
 
-/// The samples of `list` with contact discs (rows below `discs`): `list` itself when all
-/// have, else a copy in `scratch`.
-fn with_discs<'a>(list: &'a [u32], discs: usize, scratch: &'a mut Vec<u32>) -> &'a [u32] {
-    if list.iter().all(|&k| (k as usize) < discs) {
+/// The samples of `list` with contact discs (rows below `discs` of `samples`): `list` itself
+/// when all have (without a look at it when every sample has one), else a copy in `scratch`.
+fn with_discs<'a>(
+    list: &'a [u32],
+    (discs, samples): (usize, usize),
+    scratch: &'a mut Vec<u32>,
+) -> &'a [u32] {
+    if discs == samples || list.iter().all(|&k| (k as usize) < discs) {
         return list;
     }
     scratch.clear();
@@ -167,7 +171,7 @@ pub fn prepare_boundary_contacts(
     let started = stats.begin_phase();
     let state = &mut *state;
     let contacts = &mut *contacts;
-    let discs = state.boundary_contact_count;
+    let (discs, samples) = (state.boundary_contact_count, state.boundary_x.len());
     let walls = Walls::new(
         &settings,
         (&state.boundary_x[..discs], &state.boundary_psi[..discs]),
@@ -192,7 +196,7 @@ pub fn prepare_boundary_contacts(
         let (start, x, predicted) = (contacts.start[i], state.x[i], state.x_predicted[i]);
         let chunk = neighbors.chunks.get(i / CHUNK);
         let listed = chunk.map(|c| c.boundary_of(i % CHUNK));
-        let listed = listed.map(|list| with_discs(list, discs, &mut contacts.listed));
+        let listed = listed.map(|list| with_discs(list, (discs, samples), &mut contacts.listed));
         // x*'s list (the samples within h of x*) holds every sample within d of the motion
         // when the motion stays within h − d of x*; else the grid is asked.
         let covered = walls.covered(start, x, predicted);
@@ -290,7 +294,7 @@ pub fn resolve_boundary_contacts(
         return;
     }
     let started = stats.begin_phase();
-    let discs = state.boundary_contact_count;
+    let (discs, samples) = (state.boundary_contact_count, state.boundary_x.len());
     let walls = Walls::new(
         &settings,
         (&state.boundary_x[..discs], &state.boundary_psi[..discs]),
@@ -305,7 +309,7 @@ pub fn resolve_boundary_contacts(
             .chunks
             .get(i / CHUNK)
             .map(|c| c.boundary_of(i % CHUNK));
-        let list = list.map(|list| with_discs(list, discs, &mut contacts.listed));
+        let list = list.map(|list| with_discs(list, (discs, samples), &mut contacts.listed));
         let list = list.filter(|_| walls.covered(start, x, predicted));
         if embedded.is_none() && list.is_some_and(<[u32]>::is_empty) {
             continue;
