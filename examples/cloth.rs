@@ -4,7 +4,8 @@
 //!
 //! `cargo run --example cloth`. Drag particles with the left mouse button, pan by dragging
 //! empty space, zoom with the wheel; the panel edits the settings live. Width, height and the
-//! number of fixed particles restart the scene; the mass applies to the running cloth.
+//! number of fixed particles restart the scene; the mass applies to the running cloth. Tick
+//! "Tearable" and drag hard to tear it.
 
 #[path = "common/mod.rs"]
 mod common;
@@ -18,6 +19,9 @@ use bevy_pbd2d::prelude::*;
 /// Largest cloth side the panel accepts (the builder allows up to 2000, which is 4 million
 /// particles: far too many to run interactively).
 const MAX_SIDE: u32 = 300;
+/// The breaking strain of a tearable cloth: above the 37 % the reference settings leave at the
+/// pinned corners at rest, below what a hard drag makes.
+const TEAR_STRAIN: f32 = 0.6;
 /// Mass range the panel accepts (kg).
 const MASS_RANGE: core::ops::RangeInclusive<f32> = 1e-6..=1e6;
 
@@ -92,6 +96,17 @@ fn scene_rows(
     ui.end_row();
     if tethers != builder.long_range_attachments {
         scene.builder.long_range_attachments = tethers;
+        restart.write(PbdRestart);
+    }
+    ui.label("Tearable");
+    let mut tearable = builder.breaking_strain.is_some();
+    ui.checkbox(&mut tearable, "").on_hover_text(format!(
+        "Constraints break when stretched past {:.0} %: drag hard to tear",
+        TEAR_STRAIN * 100.0
+    ));
+    ui.end_row();
+    if tearable != builder.breaking_strain.is_some() {
+        scene.builder.breaking_strain = tearable.then_some(TEAR_STRAIN);
         restart.write(PbdRestart);
     }
 }

@@ -59,7 +59,7 @@
 //! | [`PbdSchedulePlugin`](schedule::PbdSchedulePlugin) | the step schedule and its sets, [`PbdClock`](schedule::PbdClock) (pause, single step), the step gate, [`PbdStats`](stats::PbdStats) and diagnostics |
 //! | [`ParticlePlugin`](particle::ParticlePlugin) | particle components, the solver arrays and the copy between them and the components |
 //! | [`IntegratorPlugin`](dynamics::IntegratorPlugin) | prediction with gravity and the velocity update; [`Gravity`](dynamics::Gravity), [`SolverSettings`](dynamics::SolverSettings) |
-//! | [`ConstraintsPlugin`](constraints::ConstraintsPlugin) | distance constraints and long-range attachments (Gauss-Seidel, XPBD) |
+//! | [`ConstraintsPlugin`](constraints::ConstraintsPlugin) | distance, angle (bending) and long-range constraints (Gauss-Seidel, XPBD), tearing |
 //! | [`FluidPlugin`](fluid::FluidPlugin) | neighbour search, density solve, XSPH, CFL limit, boundary Ψ; [`FluidSettings`](fluid::FluidSettings), [`SolverThreads`] |
 //! | [`ColliderPlugin`](collider::ColliderPlugin) | colliders for particles: Bevy primitives as static or moving obstacles, contacts with friction and restitution |
 //! | [`BodyPlugin`](body::BodyPlugin) | bodies: the root marker and the relationships to their particles and constraints |
@@ -76,7 +76,9 @@
 //! The simulation steps in `FixedUpdate` (or the schedule given to [`PbdPlugins::new`]), in
 //! the outer sets [`PbdSystems`] `First` → `StepSimulation` → `Last`; a game orders its own
 //! systems against them. One step is one run of [`PbdSchedule`], whose inner sets
-//! [`PbdStepSystems`] run the algorithm in order (table in [`schedule`]). Δt is
+//! [`PbdStepSystems`] run the algorithm in order (table in [`schedule`]); its
+//! [`PbdStepSystems::Substeps`] runs [`PbdSubstepSchedule`] (prediction, solve, contacts,
+//! velocities) [`SolverSettings::substeps`](dynamics::SolverSettings::substeps) times. Δt is
 //! `Time<Fixed>::timestep()`; [`set_time_step`](dynamics::set_time_step) refuses a bad one.
 //! [`PbdClock`](schedule::PbdClock) pauses the simulation alone and single-steps it.
 //!
@@ -124,8 +126,8 @@
 //! - *My particles do not move.* Is a fixed step running (`Time<Fixed>` > 0, the app updating)?
 //!   Is [`PbdClock`](schedule::PbdClock) paused? Is [`PbdStats::blocked`](stats::PbdStats::blocked) set?
 //! - *How do I apply a force?* Write [`Velocity`](particle::Velocity) before the step (in
-//!   [`PbdSystems::First`]), or add a system to [`PbdSchedule`] after
-//!   [`PbdStepSystems::Predict`].
+//!   [`PbdSystems::First`]), or add a system to [`PbdSubstepSchedule`] after
+//!   [`PbdSubstepSystems::Predict`] (it runs in every substep).
 //! - *How do I remove one cloth?* Despawn its root (`Cloth::root`, or any entity with
 //!   [`ParticleBody`](body::ParticleBody)): its particles and constraints go with it at once.
 //! - *How do I move a cloth somewhere else?* [`ParticleBodies::translate`](body::ParticleBodies::translate)
@@ -196,7 +198,9 @@ pub mod picking;
 
 pub use parallel::{MAX_HELPER_LINGER, SolverThreads};
 pub use plugins::PbdPlugins;
-pub use schedule::{PbdSchedule, PbdStepSystems, PbdSystems};
+pub use schedule::{
+    PbdSchedule, PbdStepSystems, PbdSubstepSchedule, PbdSubstepSystems, PbdSystems,
+};
 
 /// The types most apps need: `use bevy_pbd2d::prelude::*;`.
 pub mod prelude {
@@ -208,7 +212,10 @@ pub mod prelude {
         ColliderMaterial, ColliderPlugin, ColliderShape, ParticleCollider, ParticleRadius,
         TeleportCollider,
     };
-    pub use crate::constraints::{ConstraintsPlugin, DistanceConstraint, LongRangeAttachment};
+    pub use crate::constraints::{
+        AngleConstraint, BreakingStrain, ConstraintBroken, ConstraintsPlugin, DistanceConstraint,
+        LongRangeAttachment,
+    };
     pub use crate::dynamics::{Gravity, IntegratorPlugin, SolverSettings, set_time_step};
     pub use crate::error::PbdError;
     pub use crate::fluid::{
@@ -219,10 +226,11 @@ pub mod prelude {
     };
     pub use crate::scenes::{
         ClothBuilder, ClothGrid, ClothParticle, DamBreakBuilder, DamBreakWalls, FixedCorners,
-        ScenesPlugin,
+        RopeBuilder, RopeEnds, ScenesPlugin,
     };
     pub use crate::schedule::{
-        PbdClock, PbdSchedule, PbdSchedulePlugin, PbdStepSystems, PbdSystems,
+        PbdClock, PbdSchedule, PbdSchedulePlugin, PbdStepSystems, PbdSubstepSchedule,
+        PbdSubstepSystems, PbdSystems,
     };
     pub use crate::stats::PbdStats;
     pub use crate::{PbdPlugins, SolverThreads};

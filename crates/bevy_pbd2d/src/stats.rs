@@ -10,7 +10,7 @@ pub const STEP_TIME: DiagnosticPath = DiagnosticPath::const_new("pbd2d/step_time
 pub const ITERATIONS: DiagnosticPath = DiagnosticPath::const_new("pbd2d/iterations");
 /// Average fluid density error after the solve, in % of ρ0.
 pub const DENSITY_ERROR: DiagnosticPath = DiagnosticPath::const_new("pbd2d/density_error_percent");
-/// Largest relative stretch of a distance constraint after the solve.
+/// Largest relative stretch of a distance constraint at the end of the step.
 pub const MAX_STRETCH: DiagnosticPath = DiagnosticPath::const_new("pbd2d/max_relative_stretch");
 /// Number of particles (fluid, cloth, …; not boundary samples).
 pub const PARTICLES: DiagnosticPath = DiagnosticPath::const_new("pbd2d/particles");
@@ -75,13 +75,14 @@ pub struct PbdStats {
     pub constraints: usize,
     /// Long-range attachments (tethers).
     pub tethers: usize,
-    /// Gauss-Seidel sweeps over the distance constraints in the last step.
+    /// Gauss-Seidel sweeps over the distance constraints in the last step (iterations ×
+    /// substeps).
     pub constraint_iterations: u32,
-    /// Density-solver iterations the last step needed.
+    /// Density-solver iterations the last step needed (summed over its substeps).
     pub fluid_iterations: u32,
     /// Average density error Σ max(ρᵢ − ρ0, 0) / (N ρ0) after the last solve (%).
     pub avg_density_error_percent: f32,
-    /// Largest |‖x₁ − x₂‖ − d|/d over distance constraints after the last solve.
+    /// Largest |‖x₁ − x₂‖ − d|/d over distance constraints at the end of the last step.
     pub max_relative_stretch: f32,
     /// Fluid particles a boundary sample's disc stopped in the last step
     /// ([`contacts`](crate::fluid::contacts)).
@@ -128,6 +129,7 @@ impl PbdStats {
 /// First system of a step: resets phase timers and starts the step clock.
 pub(crate) fn begin_step(mut stats: ResMut<PbdStats>) {
     stats.phases = PhaseTimes::default();
+    stats.fluid_iterations = 0;
     stats.step_started = Some(Instant::now());
 }
 

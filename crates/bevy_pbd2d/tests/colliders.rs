@@ -86,7 +86,18 @@ fn no_particle_crosses_a_segment_at_any_speed_or_angle() {
 
 #[test]
 fn a_particle_on_a_moving_platform_moves_with_it() {
+    // With substeps, each sweeps its share of the platform's motion in the step.
+    for substeps in [1, 4] {
+        ride_a_moving_platform(substeps);
+    }
+}
+
+fn ride_a_moving_platform(substeps: u32) {
     let mut app = app(DT);
+    app.world_mut()
+        .resource_mut::<SolverSettings>()
+        .set_substeps(substeps)
+        .unwrap();
     let platform = collider(
         &mut app,
         Rectangle::new(4.0, 0.2),
@@ -110,7 +121,7 @@ fn a_particle_on_a_moving_platform_moves_with_it() {
         let x = position(&app, p);
         assert!(
             (x.y - (platform_at.y + 0.1 + r)).abs() < 0.01 * r,
-            "step {step}: {} above the platform's top, not resting on it",
+            "{substeps} substeps, step {step}: {} above the platform's top, not resting on it",
             x.y - platform_at.y - 0.1
         );
     }
@@ -119,13 +130,13 @@ fn a_particle_on_a_moving_platform_moves_with_it() {
     let v = velocity(&app, p);
     assert!(
         (v - speed).length() < 1e-3,
-        "velocity {v}, platform {speed}"
+        "{substeps} substeps: velocity {v}, platform {speed}"
     );
     let travelled = position(&app, p) - start;
     let platform = speed * 120.0 * DT;
     assert!(
         (travelled.y - platform.y).abs() < 1e-3 && travelled.x > platform.x - 0.15,
-        "travelled {travelled}, platform {platform}"
+        "{substeps} substeps: travelled {travelled}, platform {platform}"
     );
 }
 

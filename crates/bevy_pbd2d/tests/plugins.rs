@@ -2,25 +2,26 @@
 
 mod common;
 
+use bevy::ecs::schedule::ScheduleLabel;
 use bevy::prelude::*;
-use bevy_pbd2d::PbdSchedule;
 use bevy_pbd2d::fluid::NeighborState;
 use bevy_pbd2d::fluid::density::DensityState;
 use bevy_pbd2d::prelude::*;
+use bevy_pbd2d::{PbdSchedule, PbdSubstepSchedule};
 use common::*;
 
-/// The names of the systems of the step schedule (after it has run).
+/// The names of the systems of the step and substep schedules (after they have run).
 fn step_systems(app: &App) -> Vec<String> {
     let schedules = app.world().resource::<Schedules>();
-    let schedule = schedules
-        .get(PbdSchedule)
-        .expect("the step schedule exists");
-    let systems = schedule
-        .systems()
-        .expect("the schedule has been initialized");
-    systems
-        .map(|(_, system)| system.name().to_string())
-        .collect()
+    let mut names = Vec::new();
+    for label in [PbdSchedule.intern(), PbdSubstepSchedule.intern()] {
+        let schedule = schedules.get(label).expect("the step schedules exist");
+        let systems = schedule
+            .systems()
+            .expect("the schedule has been initialized");
+        names.extend(systems.map(|(_, system)| system.name().to_string()));
+    }
+    names
 }
 #[test]
 fn a_cloth_only_app_runs_no_fluid_system_and_steps_the_cloth_with_the_same_bits() {

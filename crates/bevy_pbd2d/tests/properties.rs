@@ -51,17 +51,22 @@ fn any_cloth() -> impl Strategy<Value = ClothBuilder> {
     (
         (any_count(), any_count(), any_f32(), any_f32()),
         (any_f32(), any_vec2(), any::<bool>(), 0u32..3),
+        proptest::option::of(any_f32()),
     )
         .prop_map(
-            |((width, height, spacing, mass), (compliance, origin, tethers, fixed))| ClothBuilder {
-                width,
-                height,
-                spacing,
-                mass,
-                compliance,
-                origin,
-                long_range_attachments: tethers,
-                fixed: [FixedCorners::One, FixedCorners::Two, FixedCorners::Four][fixed as usize],
+            |((width, height, spacing, mass), (compliance, origin, tethers, fixed), breaking)| {
+                ClothBuilder {
+                    width,
+                    height,
+                    spacing,
+                    mass,
+                    compliance,
+                    origin,
+                    long_range_attachments: tethers,
+                    fixed: [FixedCorners::One, FixedCorners::Two, FixedCorners::Four]
+                        [fixed as usize],
+                    breaking_strain: breaking,
+                }
             },
         )
 }
@@ -88,6 +93,8 @@ const LABELS: &[&str] = &[
     "over-relaxation",
     "viscosity",
     "iterations",
+    "substeps",
+    "breaking strain",
     "max kinematic speed (m/s)",
     "gravity (m/s²)",
     "time step (s)",

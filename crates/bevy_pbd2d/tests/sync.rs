@@ -158,8 +158,10 @@ fn animate(mut q: Query<&mut KinematicTarget>) {
 fn edits_by_systems_inside_the_step_take_effect_at_the_next_one() {
     // InverseMass, written after the copy-in: the next step pins the particle.
     let (mut app, particles) = free_particles();
-    app.init_resource::<Pending>()
-        .add_systems(PbdSchedule, pin_inside_step.after(PbdStepSystems::Predict));
+    app.init_resource::<Pending>().add_systems(
+        PbdSubstepSchedule,
+        pin_inside_step.after(PbdSubstepSystems::Predict),
+    );
     let p = particles[3];
     app.world_mut().resource_mut::<Pending>().0 = Some(p);
     run_steps(&mut app, 1);
@@ -168,10 +170,10 @@ fn edits_by_systems_inside_the_step_take_effect_at_the_next_one() {
     // KinematicTarget inserted through commands inside the step.
     let (mut app, particles) = free_particles();
     app.init_resource::<Pending>().add_systems(
-        PbdSchedule,
+        PbdSubstepSchedule,
         hold_inside_step
-            .after(PbdStepSystems::Predict)
-            .before(PbdStepSystems::FindNeighbors),
+            .after(PbdSubstepSystems::Predict)
+            .before(PbdSubstepSystems::FindNeighbors),
     );
     let p = particles[3];
     app.world_mut().resource_mut::<Pending>().0 = Some(p);
@@ -188,7 +190,10 @@ fn edits_by_systems_inside_the_step_take_effect_at_the_next_one() {
     let p = particles[3];
     let x = position(&app, p);
     app.world_mut().entity_mut(p).insert(KinematicTarget(x));
-    app.add_systems(PbdSchedule, animate.after(PbdStepSystems::Predict));
+    app.add_systems(
+        PbdSubstepSchedule,
+        animate.after(PbdSubstepSystems::Predict),
+    );
     run_steps(&mut app, 50);
     let target = app.world().get::<KinematicTarget>(p).unwrap().0;
     assert!((target.x - x.x - 0.05).abs() < 1e-4, "animated 50 × 1 mm");

@@ -1,9 +1,9 @@
 //! Command-line parsing, by hand (no argument-parsing dependency).
 //!
 //! ```text
-//! bevy_pbd2d_bench cloth [--width 40] [--height 30] [--iterations 5] [--dt 0.01] [--fixed 2]
-//!                        [--steps 500] [--mass 0.5] [--threads N] [--compare-seed]
-//!                        [--repeat N]
+//! bevy_pbd2d_bench cloth [--width 40] [--height 30] [--iterations 5] [--substeps 1]
+//!                        [--dt 0.01] [--fixed 2] [--steps 500] [--mass 0.5] [--threads N]
+//!                        [--compare-seed] [--repeat N]
 //! bevy_pbd2d_bench fluid [--width 30] [--height 30] [--dt 0.005] [--max-error 0.1]
 //!                        [--max-iterations 100] [--viscosity 0.05] [--steps 400]
 //!                        [--walls samples|colliders] [--threads N] [--compare-seed]
@@ -26,7 +26,9 @@ min(20, steps) warm-up steps, times `steps` more and prints one JSON line.
 cloth options (defaults: the PBD demo's):
   --width N           particles per row, 1..=2000 (40)
   --height N          particles per column, 1..=2000 (30)
-  --iterations N      constraint iterations per step, 1..=10000 (5)
+  --iterations N      constraint iterations per substep, 1..=10000 (5)
+  --substeps N        XPBD substeps per step, 1..=1000 (1); the demo has
+                      none, so --compare-seed needs 1
   --dt S              time step in seconds, > 0 (0.01)
   --fixed N           pinned corners: 1, 2 or 4 (2)
   --steps N           timed steps, >= 1 (500)
@@ -77,8 +79,10 @@ pub struct ClothArgs {
     pub width: u32,
     /// Particles per column.
     pub height: u32,
-    /// Constraint iterations per step.
+    /// Constraint iterations per substep.
     pub iterations: u32,
+    /// XPBD substeps per step.
+    pub substeps: u32,
     /// Time step (s).
     pub dt: f64,
     /// Number of pinned corners: 1, 2 or 4.
@@ -95,6 +99,7 @@ impl Default for ClothArgs {
             width: 40,
             height: 30,
             iterations: 5,
+            substeps: 1,
             dt: 0.01,
             fixed: 2,
             steps: 500,
@@ -284,6 +289,7 @@ where
             (Scene::Cloth(c), "width") => c.width = v.int(1, 2000)? as u32,
             (Scene::Cloth(c), "height") => c.height = v.int(1, 2000)? as u32,
             (Scene::Cloth(c), "iterations") => c.iterations = v.int(1, 10_000)? as u32,
+            (Scene::Cloth(c), "substeps") => c.substeps = v.int(1, 1000)? as u32,
             (Scene::Cloth(c), "dt") => c.dt = v.positive()?,
             (Scene::Cloth(c), "fixed") => {
                 c.fixed = v.int(1, 4)? as u32;
@@ -318,6 +324,14 @@ where
                 )));
             }
         }
+    }
+    if let Scene::Cloth(c) = &scene
+        && c.substeps > 1
+        && compare_seed
+    {
+        return Err(ArgError(
+            "--compare-seed runs the demo's step, which has no --substeps".into(),
+        ));
     }
     if let Scene::Fluid(f) = &mut scene {
         if f.bodies > 0 && compare_seed {
@@ -415,6 +429,7 @@ mod tests {
                 width: 40,
                 height: 30,
                 iterations: 5,
+                substeps: 1,
                 dt: 0.01,
                 fixed: 2,
                 steps: 500,
@@ -452,6 +467,7 @@ mod tests {
             "--height=7",
             "--iterations",
             "3",
+            "--substeps=1",
             "--dt",
             "0.02",
             "--fixed",
@@ -471,6 +487,7 @@ mod tests {
                     width: 10,
                     height: 7,
                     iterations: 3,
+                    substeps: 1,
                     dt: 0.02,
                     fixed: 4,
                     steps: 9,
@@ -549,6 +566,10 @@ mod tests {
             &["cloth", "--fixed", "5"],
             &["cloth", "--fixed", "0"],
             &["cloth", "--iterations", "0"],
+            &["cloth", "--substeps", "0"],
+            &["cloth", "--substeps", "1001"],
+            &["cloth", "--substeps", "10", "--compare-seed"],
+            &["fluid", "--substeps", "2"],
             &["cloth", "--steps", "0"],
             &["cloth", "--mass", "0"],
             &["cloth", "--viscosity", "0.1"],

@@ -202,6 +202,7 @@ pub fn cloth_line(world: &World, c: &ClothArgs, threads: usize, m: &Measurement)
             world.resource::<ConstraintState>().rows.len() as u64,
         )
         .int("iterations", c.iterations as u64)
+        .int("substeps", c.substeps as u64)
         .number("dt", c.dt)
         .int("steps", m.steps as u64)
         .rounded("ms_per_step", m.ms_per_step, 4)

@@ -116,11 +116,11 @@ fn single_threaded_schedules(app: &mut App) {
 }
 
 /// The PBD demo's cloth: [`ClothBuilder`] defaults (spacing 0.2 m, origin at the top-left
-/// particle) with the command line's size, mass, pinned corners and iterations.
+/// particle) with the command line's size, mass, pinned corners, iterations and substeps.
 fn spawn_cloth(world: &mut World, c: &ClothArgs) -> Result<(), PbdError> {
-    world
-        .resource_mut::<SolverSettings>()
-        .set_iterations(c.iterations)?;
+    let mut settings = world.resource_mut::<SolverSettings>();
+    settings.set_iterations(c.iterations)?;
+    settings.set_substeps(c.substeps)?;
     let builder = ClothBuilder {
         width: c.width,
         height: c.height,

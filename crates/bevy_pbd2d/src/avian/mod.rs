@@ -57,7 +57,7 @@ use crate::fluid::contacts::resolve_boundary_contacts;
 use crate::fluid::density::{DensityState, solve_density_constraints};
 use crate::fluid::{FluidSettings, NeighborState};
 use crate::particle::SolverState;
-use crate::schedule::{PbdPrepared, PbdSchedule, PbdStepSystems};
+use crate::schedule::{PbdPrepared, PbdSchedule, PbdSubstepSchedule, PbdSubstepSystems};
 
 /// avian colliders as obstacles, and the particles' impulses on avian's dynamic bodies (module
 /// docs). Part of [`PbdPlugins`](crate::PbdPlugins) with the feature `avian`; needs avian's
@@ -74,15 +74,20 @@ impl Plugin for AvianCouplingPlugin {
                     .in_set(PbdPrepared)
                     .after(collect_particle_colliders)
                     .before(finish_colliders),
-                apply_contact_impulses
-                    .in_set(PbdStepSystems::UpdateVelocities)
-                    .in_set(ColliderContactSystems)
-                    .after(apply_restitution),
                 track_sample_pushes
                     .in_set(PbdPrepared)
                     .after(update_collider_samples),
+            ),
+        )
+        .add_systems(
+            PbdSubstepSchedule,
+            (
+                apply_contact_impulses
+                    .in_set(PbdSubstepSystems::UpdateVelocities)
+                    .in_set(ColliderContactSystems)
+                    .after(apply_restitution),
                 apply_sample_impulses
-                    .in_set(PbdStepSystems::SolveConstraints)
+                    .in_set(PbdSubstepSystems::SolveConstraints)
                     .after(solve_density_constraints)
                     .before(resolve_boundary_contacts)
                     .run_if(resource_exists::<FluidSettings>),
@@ -162,7 +167,7 @@ fn collect_avian_colliders(
     }
 }
 
-/// [`UpdateVelocities`](crate::PbdStepSystems::UpdateVelocities), after restitution: every
+/// [`UpdateVelocities`](crate::PbdSubstepSystems::UpdateVelocities), after restitution: every
 /// particle's contact impulse, opposite, on the dynamic body it touched.
 fn apply_contact_impulses(
     time: Res<Time>,
@@ -189,7 +194,7 @@ fn track_sample_pushes(sampled: Res<SampledShapes>, density: Option<ResMut<Densi
     }
 }
 
-/// [`SolveConstraints`](crate::PbdStepSystems::SolveConstraints), after the density solve:
+/// [`SolveConstraints`](crate::PbdSubstepSystems::SolveConstraints), after the density solve:
 /// the fluid's pressure on the samples of dynamic bodies' colliders, as impulses on the
 /// bodies ([`collider::samples`](crate::collider::samples)).
 fn apply_sample_impulses(

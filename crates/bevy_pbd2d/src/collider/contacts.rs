@@ -56,7 +56,7 @@ impl Default for Touch {
     }
 }
 
-/// [`Predict`](crate::PbdStepSystems::Predict), before the prediction: x₀ of every row.
+/// [`Predict`](crate::PbdSubstepSystems::Predict), before the prediction: x₀ of every row.
 pub(crate) fn record_collider_starts(
     state: Res<SolverState>,
     mut contacts: ResMut<ColliderContactState>,
@@ -67,7 +67,7 @@ pub(crate) fn record_collider_starts(
     contacts.touch.resize(state.len(), Touch::default());
 }
 
-/// [`Predict`](crate::PbdStepSystems::Predict), after the prediction: every particle's
+/// [`Predict`](crate::PbdSubstepSystems::Predict), after the prediction: every particle's
 /// predicted motion against the colliders (stops, slides, pushes out of a collider it
 /// started in without adding velocity).
 pub(crate) fn collide_predicted(
@@ -80,7 +80,7 @@ pub(crate) fn collide_predicted(
     stats.end_phase(Phase::Contacts, started);
 }
 
-/// [`SolveContacts`](crate::PbdStepSystems::SolveContacts): every particle's motion since
+/// [`SolveContacts`](crate::PbdSubstepSystems::SolveContacts): every particle's motion since
 /// the step's start, as the constraint and density solves left it, against the colliders;
 /// then friction.
 pub(crate) fn collide_solved(
@@ -295,7 +295,7 @@ fn apply_friction(x: Vec2, x0: Vec2, touch: &Touch, colliders: &[StepCollider]) 
     }
 }
 
-/// [`UpdateVelocities`](crate::PbdStepSystems::UpdateVelocities), after the velocity update:
+/// [`UpdateVelocities`](crate::PbdSubstepSystems::UpdateVelocities), after the velocity update:
 /// restitution. For a particle that touched a collider, with normal speeds relative to the
 /// collider's surface there: an impact (v*ₙ < −2 |g| Δt before the contacts) leaves with the
 /// speed that keeps e² of its normal energy, anything slower with no speed into the surface

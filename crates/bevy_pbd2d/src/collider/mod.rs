@@ -10,7 +10,7 @@
 //! Per step, for every particle with w > 0 whose motion's bounds overlap a collider's (a grid
 //! of cells about a collider's size lists the colliders; a particle only looks at the cells
 //! its motion covers):
-//! 1. **After the prediction** ([`Predict`](crate::PbdStepSystems::Predict)): its motion x₀ → x*
+//! 1. **After the prediction** ([`Predict`](crate::PbdSubstepSystems::Predict)): its motion x₀ → x*
 //!    is swept against the collider (continuous collision). The shape is a set of core segments
 //!    rounded by R (a circle is a rounded point, a capsule a rounded segment, a polygon a loop
 //!    of segments with R = 0, a polyline an open chain), and the particle's centre a ray
@@ -23,14 +23,14 @@
 //!    is pushed out along the normal; the part of that push that undoes a penetration it
 //!    started the step with is applied to x* as well, so it adds no velocity (pre-stabilisation,
 //!    \[MMCK14\] §6.2).
-//! 2. **After the constraint and density solves** ([`SolveContacts`](crate::PbdStepSystems::SolveContacts)):
+//! 2. **After the constraint and density solves** ([`SolveContacts`](crate::PbdSubstepSystems::SolveContacts)):
 //!    the same for its motion x₀ → x as the solves left it; then Coulomb friction
 //!    (\[MMCK14\] §6.1): the tangential part Δxₜ of its motion relative to the collider's
 //!    surface is undone if |Δxₜ| < μs d, else reduced by μk d, where d is the normal correction
 //!    the contacts made in the step. Fluid particles slip (no Coulomb friction, as at the
 //!    boundaries of SPH solvers: water's drag along a wall is viscosity, and with friction the
 //!    lone drops of a splash stayed on any slope below atan μs).
-//! 3. **After the velocity update** ([`UpdateVelocities`](crate::PbdStepSystems::UpdateVelocities)):
+//! 3. **After the velocity update** ([`UpdateVelocities`](crate::PbdSubstepSystems::UpdateVelocities)):
 //!    restitution (Müller et al. 2020, eq. 34): an impact (normal speed before the contacts
 //!    above 2 |g| Δt) leaves with e times its normal speed; a slower one keeps no speed into the
 //!    surface.
@@ -72,7 +72,9 @@ use crate::dynamics::integrator::{predict, update_velocities};
 use crate::fluid::boundary::update_boundary;
 use crate::particle::state::SolverState;
 use crate::particle::sync::copy_particles_in;
-use crate::schedule::{PbdPrepared, PbdSchedule, PbdStepSystems};
+use crate::schedule::{
+    PbdPrepared, PbdSchedule, PbdStepSystems, PbdSubstepSchedule, PbdSubstepSystems,
+};
 
 /// The contact systems in their step's sets; they run only where [`colliders_and_particles`]
 /// holds (no cost in a scene without colliders).
@@ -104,9 +106,9 @@ pub fn colliders_and_particles(
 
 /// Colliders for particles ([`ParticleCollider`], [`ColliderMaterial`], [`ParticleRadius`])
 /// and their contacts (module docs), in the sets
-/// [`Prepare`](PbdStepSystems::Prepare), [`Predict`](PbdStepSystems::Predict),
-/// [`SolveContacts`](PbdStepSystems::SolveContacts) and
-/// [`UpdateVelocities`](PbdStepSystems::UpdateVelocities).
+/// [`Prepare`](PbdStepSystems::Prepare), [`Predict`](PbdSubstepSystems::Predict),
+/// [`SolveContacts`](PbdSubstepSystems::SolveContacts) and
+/// [`UpdateVelocities`](PbdSubstepSystems::UpdateVelocities).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ColliderPlugin;
 
@@ -122,7 +124,7 @@ impl Plugin for ColliderPlugin {
             .init_resource::<ColliderContactState>()
             .init_resource::<samples::SampledShapes>();
         app.configure_sets(
-            PbdSchedule,
+            PbdSubstepSchedule,
             ColliderContactSystems.run_if(colliders_and_particles),
         );
         app.add_systems(
@@ -138,17 +140,21 @@ impl Plugin for ColliderPlugin {
         );
         app.add_systems(
             PbdSchedule,
+            sync::clear_teleports.in_set(PbdStepSystems::Writeback),
+        )
+        .add_systems(
+            PbdSubstepSchedule,
             (
-                contacts::record_collider_starts
-                    .in_set(PbdStepSystems::Predict)
+                (sync::substep_poses, contacts::record_collider_starts)
+                    .chain()
+                    .in_set(PbdSubstepSystems::Predict)
                     .before(predict),
                 contacts::collide_predicted
-                    .in_set(PbdStepSystems::Predict)
+                    .in_set(PbdSubstepSystems::Predict)
                     .after(predict),
-                contacts::collide_solved.in_set(PbdStepSystems::SolveContacts),
-                sync::clear_teleports.in_set(PbdStepSystems::Writeback),
+                contacts::collide_solved.in_set(PbdSubstepSystems::SolveContacts),
                 contacts::apply_restitution
-                    .in_set(PbdStepSystems::UpdateVelocities)
+                    .in_set(PbdSubstepSystems::UpdateVelocities)
                     .after(update_velocities),
             )
                 .in_set(ColliderContactSystems),

@@ -10,6 +10,7 @@ use crate::collider::components::{
     ColliderMaterial, ParticleCollider, ParticleRadius, TeleportCollider,
 };
 use crate::collider::geometry::Geometry;
+use crate::dynamics::PbdSubsteps;
 use crate::fluid::FluidSettings;
 use crate::particle::{SolverIndex, SolverState};
 use crate::stats::PbdStats;
@@ -25,10 +26,14 @@ pub(crate) struct StepCollider {
     pub(crate) key: ColliderKey,
     /// Its shape in its local frame.
     pub(crate) geometry: Geometry,
-    /// Its pose at the start of the step (the end of the previous one) and at its end (now).
+    /// Its pose at the start of the running substep and at its end: the step's poses
+    /// ([`StepCollider::step`]) in a step of one substep, else the pose interpolated between
+    /// them ([`substep_poses`]).
     pub(crate) start: Isometry2d,
     /// See [`StepCollider::start`].
     pub(crate) end: Isometry2d,
+    /// Its pose at the start of the step (the end of the previous one) and at its end (now).
+    pub(crate) step: [Isometry2d; 2],
     /// Its material (checked).
     pub(crate) material: ColliderMaterial,
     /// The dynamic rigid body that receives the particles' contact impulses, if any.
@@ -57,6 +62,7 @@ impl ColliderContactState {
             geometry,
             start,
             end,
+            step: [start, end],
             material,
             body,
         });
@@ -214,6 +220,28 @@ pub(crate) fn finish_colliders(
         / bounds.len() as f32;
     let cell = mean_extent.max(4.0 * max_radius).max(1e-3);
     contacts.bins.rebuild(&bounds, cell);
+}
+
+/// [`Predict`](crate::PbdSubstepSystems::Predict), first: each collider's poses at the start
+/// and the end of the running substep, on the straight way from its pose at the step's start to
+/// the one at its end (translation lerped, rotation slerped), so that a moving collider sweeps
+/// each substep's share of its motion. The step's own poses at the step's ends (bit for bit).
+pub(crate) fn substep_poses(
+    substeps: Option<Res<Time<PbdSubsteps>>>,
+    mut contacts: ResMut<ColliderContactState>,
+) {
+    let (t0, t1) = substeps.map_or((0.0, 1.0), |s| s.context().span());
+    let at = |[from, to]: [Isometry2d; 2], t: f32| match t {
+        0.0 => from,
+        1.0 => to,
+        t => Isometry2d::new(
+            from.translation.lerp(to.translation, t),
+            from.rotation.slerp(to.rotation, t),
+        ),
+    };
+    for c in &mut contacts.colliders {
+        (c.start, c.end) = (at(c.step, t0), at(c.step, t1));
+    }
 }
 
 /// [`Writeback`](crate::PbdStepSystems::Writeback): removes the [`TeleportCollider`] markers

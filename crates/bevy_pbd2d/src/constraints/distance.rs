@@ -23,6 +23,7 @@ use bevy::ecs::entity::MapEntities;
 use bevy::ecs::reflect::ReflectMapEntities;
 use bevy::prelude::*;
 
+use crate::constraints::angle::project_angles;
 use crate::constraints::state::ConstraintState;
 use crate::constraints::tether::project_tethers;
 use crate::dynamics::settings::SolverSettings;
@@ -116,9 +117,10 @@ impl DistanceConstraint {
     }
 }
 
-/// [`PbdStepSystems::SolveConstraints`](crate::PbdStepSystems::SolveConstraints): `iterations`
-/// Gauss-Seidel sweeps over all distance constraints, each followed by a pass over the
-/// long-range attachments ([`tether`](super::tether)).
+/// [`PbdSubstepSystems::SolveConstraints`](crate::PbdSubstepSystems::SolveConstraints):
+/// `iterations` Gauss-Seidel sweeps over all distance constraints, each followed by a pass over
+/// the angle constraints ([`angle`](super::angle)) and one over the long-range attachments
+/// ([`tether`](super::tether)), with λ from 0 (in every substep: Δt is the substep's).
 pub fn solve_distance_constraints(
     time: Res<Time>,
     settings: Res<SolverSettings>,
@@ -126,17 +128,18 @@ pub fn solve_distance_constraints(
     mut constraints: ResMut<ConstraintState>,
     mut stats: ResMut<PbdStats>,
 ) {
+    if constraints.is_empty() {
+        return;
+    }
     let started = stats.begin_phase();
     let dt = time.delta_secs();
     let inv_dt2 = 1.0 / (dt * dt);
     let state = &mut *state;
     let constraints = &mut *constraints;
     constraints.lambda.iter_mut().for_each(|l| *l = 0.0);
-    let iterations = if constraints.rows.is_empty() && constraints.tethers.is_empty() {
-        0
-    } else {
-        settings.iterations
-    };
+    constraints.angle_lambda.iter_mut().for_each(|l| *l = 0.0);
+    let iterations = settings.iterations;
+    let projected_rows = constraints.rows.len() - constraints.chains.len();
     // Held particles are moved from x(t) to x* in `iterations` equal parts, one per sweep, so
     // that a fast drag pulls its neighbours along instead of dragging them through each other.
     constraints.batches.set_coefficients(&state.w, inv_dt2);
@@ -157,15 +160,50 @@ pub fn solve_distance_constraints(
                 from.lerp(to, t)
             };
         }
+        let (projected, chained) = constraints.lambda.split_at_mut(projected_rows);
+        constraints.batches.project_sweep(&mut state.x, projected);
         constraints
-            .batches
-            .project_sweep(&mut state.x, &mut constraints.lambda);
+            .chains
+            .solve(&mut state.x, &state.w, chained, inv_dt2);
+        project_angles(
+            &mut state.x,
+            &state.w,
+            &constraints.angles,
+            &mut constraints.angle_lambda,
+            inv_dt2,
+        );
         project_tethers(&mut state.x, &state.w, &constraints.tethers);
     }
+    stats.end_phase(Phase::Solve, started);
+}
+
+/// [`Writeback`](crate::PbdStepSystems::Writeback): the constraints' statistics of the step,
+/// once after its substeps: counts, sweeps (iterations × substeps) and the largest stretch.
+pub(crate) fn record_constraint_stats(
+    settings: Res<SolverSettings>,
+    state: Res<SolverState>,
+    constraints: Res<ConstraintState>,
+    mut stats: ResMut<PbdStats>,
+) {
     stats.constraints = constraints.rows.len();
     stats.tethers = constraints.tethers.len();
-    stats.constraint_iterations = iterations;
-    stats.max_relative_stretch = constraints.batches.max_relative_stretch(&state.x);
+    stats.constraint_iterations = if !constraints.is_empty() {
+        settings.iterations * settings.substeps.max(1)
+    } else {
+        0
+    };
+    let started = stats.begin_phase();
+    let projected = if constraints.batches.is_ready_for(state.x.len()) {
+        constraints.batches.max_relative_stretch(&state.x)
+    } else {
+        0.0
+    };
+    let chained = if constraints.chains.fits(state.x.len()) {
+        constraints.chains.max_relative_stretch(&state.x)
+    } else {
+        0.0
+    };
+    stats.max_relative_stretch = projected.max(chained);
     stats.end_phase(Phase::Solve, started);
 }
 

@@ -1,7 +1,10 @@
-//! Constraints between particles: distance constraints (\[MHHR06\], XPBD compliance \[MMC16\])
-//! and long-range attachments (\[KCM12\]).
+//! Constraints between particles: distance constraints (\[MHHR06\], XPBD compliance \[MMC16\]),
+//! angle (bending) constraints and long-range attachments (\[KCM12\]).
 
+pub mod angle;
 pub(crate) mod batches;
+pub mod breaking;
+pub mod chains;
 pub(crate) mod colouring;
 #[cfg(test)]
 mod colouring_tests;
@@ -12,6 +15,8 @@ pub mod state;
 pub(crate) mod sync;
 pub mod tether;
 
+pub use angle::{AngleConstraint, AngleIndex};
+pub use breaking::{BreakingStrain, ConstraintBroken};
 pub use distance::{ConstraintIndex, DistanceConstraint};
 pub use state::ConstraintState;
 pub use tether::{LongRangeAttachment, TetherIndex};
@@ -20,11 +25,14 @@ use bevy::prelude::*;
 
 use crate::dynamics::SolverSettings;
 use crate::particle::sync::{copy_particles_in, rebuild_particle_rows};
-use crate::schedule::{PbdPrepared, PbdSchedule, PbdStepSystems, StepChecks};
+use crate::schedule::{
+    PbdPrepared, PbdSchedule, PbdSubstepSchedule, PbdSubstepSystems, PbdWritten, StepChecks,
+};
 
-/// Distance constraints and long-range attachments: registers their components, keeps
+/// Distance, angle and long-range constraints: registers their components, keeps
 /// [`ConstraintState`] in step with them, and projects them
-/// ([`PbdStepSystems::SolveConstraints`], [`SolverSettings::iterations`] Gauss-Seidel sweeps).
+/// ([`PbdSubstepSystems::SolveConstraints`], [`SolverSettings::iterations`] Gauss-Seidel sweeps
+/// per substep).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ConstraintsPlugin;
 
@@ -34,6 +42,10 @@ impl Plugin for ConstraintsPlugin {
             .register_type::<ConstraintIndex>()
             .register_type::<LongRangeAttachment>()
             .register_type::<TetherIndex>()
+            .register_type::<AngleConstraint>()
+            .register_type::<AngleIndex>()
+            .register_type::<BreakingStrain>()
+            .add_message::<ConstraintBroken>()
             .register_type::<ConstraintState>()
             .register_type::<SolverSettings>()
             .init_resource::<ConstraintState>();
@@ -41,7 +53,11 @@ impl Plugin for ConstraintsPlugin {
         app.add_observer(sync::mark_constraints_dirty::<Add, DistanceConstraint>)
             .add_observer(sync::mark_constraints_dirty::<Remove, DistanceConstraint>)
             .add_observer(sync::mark_constraints_dirty::<Add, LongRangeAttachment>)
-            .add_observer(sync::mark_constraints_dirty::<Remove, LongRangeAttachment>);
+            .add_observer(sync::mark_constraints_dirty::<Remove, LongRangeAttachment>)
+            .add_observer(sync::mark_constraints_dirty::<Add, AngleConstraint>)
+            .add_observer(sync::mark_constraints_dirty::<Remove, AngleConstraint>)
+            .add_observer(sync::mark_constraints_dirty::<Add, BreakingStrain>)
+            .add_observer(sync::mark_constraints_dirty::<Remove, BreakingStrain>);
         app.add_systems(
             PbdSchedule,
             (
@@ -50,8 +66,16 @@ impl Plugin for ConstraintsPlugin {
                     .in_set(PbdPrepared)
                     .after(rebuild_particle_rows)
                     .before(copy_particles_in),
-                distance::solve_distance_constraints.in_set(PbdStepSystems::SolveConstraints),
+                (
+                    breaking::break_constraints,
+                    distance::record_constraint_stats,
+                )
+                    .in_set(PbdWritten),
             ),
+        )
+        .add_systems(
+            PbdSubstepSchedule,
+            distance::solve_distance_constraints.in_set(PbdSubstepSystems::SolveConstraints),
         );
     }
 }

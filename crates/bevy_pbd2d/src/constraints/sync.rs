@@ -1,12 +1,15 @@
 //! Components → constraint rows: the observers and systems that keep [`ConstraintState`] in step
-//! with the [`DistanceConstraint`] and [`LongRangeAttachment`] entities
+//! with the [`DistanceConstraint`], [`AngleConstraint`] and [`LongRangeAttachment`] entities
 //! ([`PbdStepSystems::Prepare`](crate::schedule::PbdStepSystems::Prepare)).
 
 use bevy::ecs::entity_disabling::Disabled;
 use bevy::ecs::query::Allow;
 use bevy::prelude::*;
 
+use crate::constraints::angle::{AngleConstraint, AngleIndex, AngleRow};
 use crate::constraints::batches::DistanceBatches;
+use crate::constraints::breaking::BreakingStrain;
+use crate::constraints::chains::{Chains, find_chains};
 use crate::constraints::colouring::colour_order;
 use crate::constraints::distance::{ConstraintIndex, DistanceConstraint};
 use crate::constraints::row::DistanceRow;
@@ -36,6 +39,8 @@ pub(crate) fn detect_constraint_edits(world: &mut World) {
     let (since, now) = (world.last_change_tick(), world.read_change_tick());
     if changed_since::<DistanceConstraint>(world, since, now)
         || changed_since::<LongRangeAttachment>(world, since, now)
+        || changed_since::<AngleConstraint>(world, since, now)
+        || changed_since::<BreakingStrain>(world, since, now)
     {
         world.resource_mut::<ConstraintState>().dirty = true;
     }
@@ -47,13 +52,21 @@ const _: () = {
     const fn table(storage: StorageType) -> bool {
         matches!(storage, StorageType::Table)
     }
-    assert!(table(DistanceConstraint::STORAGE_TYPE) && table(LongRangeAttachment::STORAGE_TYPE));
+    assert!(
+        table(DistanceConstraint::STORAGE_TYPE)
+            && table(LongRangeAttachment::STORAGE_TYPE)
+            && table(AngleConstraint::STORAGE_TYPE)
+            && table(BreakingStrain::STORAGE_TYPE)
+    );
 };
 
 /// A particle's row, and whether it is disabled (then it has none).
 type ParticleRow = (&'static SolverIndex, Has<Disabled>);
 
-/// Rebuilds constraint and tether rows (in their previous order, new ones last:
+/// What [`rebuild_constraint_rows`] reads and places of each kind of constraint.
+type Placed<'w, 's, C, I> = Query<'w, 's, (Entity, &'static C, &'static mut I)>;
+
+/// Rebuilds constraint, angle and tether rows (in their previous order, new ones last:
 /// `particle::order`) when they or the particles changed (the observers and
 /// [`detect_constraint_edits`] mark them dirty; a new particle row layout is seen by its
 /// generation). Despawns those whose particles no longer exist; those with a disabled particle
@@ -62,8 +75,14 @@ pub(crate) fn rebuild_constraint_rows(
     mut commands: Commands,
     state: Res<SolverState>,
     mut rows: ResMut<ConstraintState>,
-    mut constraints: Query<(Entity, &DistanceConstraint, &mut ConstraintIndex)>,
-    mut tethers: Query<(Entity, &LongRangeAttachment, &mut TetherIndex)>,
+    mut constraints: Query<(
+        Entity,
+        &DistanceConstraint,
+        &mut ConstraintIndex,
+        Option<&BreakingStrain>,
+    )>,
+    mut tethers: Placed<LongRangeAttachment, TetherIndex>,
+    mut angles: Placed<AngleConstraint, AngleIndex>,
     indices: Query<ParticleRow, (With<Particle>, Allow<Disabled>)>,
 ) {
     if !rows.dirty && rows.particle_rows == Some(state.rows_generation) {
@@ -93,15 +112,39 @@ pub(crate) fn rebuild_constraint_rows(
             Err(_) => commands.entity(entity).despawn(),
         }
     }
+    let order = in_previous_order(angles.iter().map(|(entity, _, index)| (index.0, entity)));
+    rows.angles.clear();
+    rows.angle_entities.clear();
+    for entity in order {
+        let Ok((_, angle, mut index)) = angles.get_mut(entity) else {
+            continue;
+        };
+        match indices.get_many(angle.particles) {
+            // A disabled particle has no row: the constraint waits for it.
+            Ok(particles) if particles.iter().any(|&(_, disabled)| disabled) => {}
+            Ok(particles) => {
+                index.0 = rows.angles.len() as u32;
+                rows.angles.push(AngleRow {
+                    rows: particles.map(|(row, _)| row.0),
+                    rest_angle: angle.rest_angle,
+                    compliance: angle.compliance,
+                });
+                rows.angle_entities.push(entity);
+            }
+            Err(_) => commands.entity(entity).despawn(),
+        }
+    }
+    rows.angle_lambda.resize(rows.angles.len(), 0.0);
     let order = in_previous_order(
         constraints
             .iter()
-            .map(|(entity, _, index)| (index.0, entity)),
+            .map(|(entity, _, index, _)| (index.0, entity)),
     );
     rows.rows.clear();
     rows.entities.clear();
+    rows.breaking_strain.clear();
     for entity in order {
-        let Ok((_, constraint, mut index)) = constraints.get_mut(entity) else {
+        let Ok((_, constraint, mut index, breaking)) = constraints.get_mut(entity) else {
             continue;
         };
         match indices.get_many(constraint.particles) {
@@ -116,6 +159,8 @@ pub(crate) fn rebuild_constraint_rows(
                     compliance: constraint.compliance,
                 });
                 rows.entities.push(entity);
+                rows.breaking_strain
+                    .push(breaking.map_or(f32::INFINITY, |b| b.get()));
             }
             Err(_) => {
                 if constraint.particles[0] == constraint.particles[1] {
@@ -125,12 +170,20 @@ pub(crate) fn rebuild_constraint_rows(
             }
         }
     }
-    // Gauss-Seidel in colour order: constraints of one colour share no particle, so they can be
-    // projected several at a time.
-    let (order, colours) = colour_order(&rows.rows, state.len());
-    rows.rows = order.iter().map(|&k| rows.rows[k]).collect();
-    rows.entities = order.iter().map(|&k| rows.entities[k]).collect();
-    rows.batches = DistanceBatches::new(&rows.rows, &colours, state.len());
+    // Paths of constraints are solved directly, the rest by Gauss-Seidel in colour order:
+    // constraints of one colour share no particle, so they can be projected several at a time.
+    let (chains, rest) = find_chains(&rows.rows, state.len());
+    rows.chains = Chains::new(&rows.rows, &chains);
+    let projected: Vec<DistanceRow> = rest.iter().map(|&k| rows.rows[k]).collect();
+    let (order, colours) = colour_order(&projected, state.len());
+    let layout: Vec<usize> = (order.iter().map(|&k| rest[k]))
+        .chain(chains.iter().flat_map(|(_, path)| path.iter().copied()))
+        .collect();
+    rows.rows = layout.iter().map(|&k| rows.rows[k]).collect();
+    rows.entities = layout.iter().map(|&k| rows.entities[k]).collect();
+    rows.breaking_strain = layout.iter().map(|&k| rows.breaking_strain[k]).collect();
+    rows.breakable = rows.breaking_strain.iter().any(|s| s.is_finite());
+    rows.batches = DistanceBatches::new(&rows.rows[..rest.len()], &colours, state.len());
     let m = rows.rows.len();
     rows.lambda.resize(m, 0.0);
 }

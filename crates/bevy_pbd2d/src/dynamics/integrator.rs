@@ -25,7 +25,7 @@ use crate::dynamics::settings::{Gravity, SolverSettings};
 use crate::particle::state::SolverState;
 use crate::stats::{PbdStats, Phase};
 
-/// [`PbdStepSystems::Predict`](crate::PbdStepSystems::Predict): x* and v* for every particle.
+/// [`PbdSubstepSystems::Predict`](crate::PbdSubstepSystems::Predict): x* and v* for every particle.
 pub fn predict(
     time: Res<Time>,
     gravity: Res<Gravity>,
@@ -57,7 +57,7 @@ fn predict_rows(x: &mut [Vec2], v: &mut [Vec2], w: &[f32], g: Vec2, dt: f32) {
     }
 }
 
-/// [`PbdStepSystems::UpdateVelocities`](crate::PbdStepSystems::UpdateVelocities):
+/// [`PbdSubstepSystems::UpdateVelocities`](crate::PbdSubstepSystems::UpdateVelocities):
 /// v = v* + (x − x*)/Δt for every particle.
 pub fn update_velocities(
     time: Res<Time>,

@@ -56,11 +56,20 @@ impl ValidatedSettings for SolverSettings {
 /// The largest iteration count accepted by [`SolverSettings::set_iterations`].
 pub const MAX_ITERATIONS: u32 = 10_000;
 
+/// The largest substep count accepted by [`SolverSettings::set_substeps`].
+pub const MAX_SUBSTEPS: u32 = 1_000;
+
 /// Settings of the constraint (cloth) solver.
 #[derive(Resource, Reflect, Debug, Clone, Copy, PartialEq)]
 #[reflect(Resource, Default)]
 pub struct SolverSettings {
-    /// Gauss-Seidel iterations over all distance constraints per step, 1 ..= 10 000.
+    /// Substeps n per step, 1 ..= [`MAX_SUBSTEPS`]: each is a whole XPBD step of Δt/n
+    /// (prediction, solve, contacts, velocity update; [`substeps`](super::substeps)). Default 1,
+    /// the reference demos' step. More substeps make rigid constraints stiffer at a cost of
+    /// about one prediction and `iterations` sweeps each; fluid pays its neighbour search and
+    /// density solve in every substep.
+    pub substeps: u32,
+    /// Gauss-Seidel iterations over all distance constraints per substep, 1 ..= 10 000.
     /// Default 5 (the PBD demo's default).
     pub iterations: u32,
     /// Fastest a held particle ([`KinematicTarget`](crate::particle::KinematicTarget)) moves
@@ -73,6 +82,7 @@ pub struct SolverSettings {
 impl Default for SolverSettings {
     fn default() -> Self {
         Self {
+            substeps: 1,
             iterations: 5,
             max_kinematic_speed: 5.0,
         }
@@ -89,11 +99,22 @@ impl SolverSettings {
         Ok(())
     }
 
+    /// Sets the substep count n.
+    ///
+    /// # Errors
+    /// [`PbdError::OutOfRange`] outside 1 ..= [`MAX_SUBSTEPS`]; the old value is kept.
+    pub fn set_substeps(&mut self, substeps: u32) -> Result<(), PbdError> {
+        self.substeps = in_range("substeps", substeps, 1, MAX_SUBSTEPS)?;
+        Ok(())
+    }
+
     /// Checks a value that may have been written directly (e.g. through an inspector).
     ///
     /// # Errors
-    /// As [`SolverSettings::set_iterations`].
+    /// As [`SolverSettings::set_iterations`], [`SolverSettings::set_substeps`] and
+    /// [`SolverSettings::set_max_kinematic_speed`].
     pub fn validate(&self) -> Result<(), PbdError> {
+        in_range("substeps", self.substeps, 1, MAX_SUBSTEPS)?;
         in_range("iterations", self.iterations, 1, MAX_ITERATIONS)?;
         check_speed(self.max_kinematic_speed)?;
         Ok(())

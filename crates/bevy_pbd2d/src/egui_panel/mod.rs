@@ -11,7 +11,7 @@
 //! | # particles, # constraints | [`PbdStats`] |
 //! | *scene rows* | added by the app, [`PanelSection::Scene`] |
 //! | Time step size (s) | `Time<Fixed>` via [`set_time_step`] |
-//! | Iterations | [`SolverSettings::set_iterations`] (constraint rows) |
+//! | Iterations, substeps | [`SolverSettings::set_iterations`], [`SolverSettings::set_substeps`] (constraint rows) |
 //! | Max. density error (%), max. iterations, viscosity, over-relaxation ω | [`FluidSettings`] setters (fluid rows) |
 //! | Gravity (m/s²) | y component, [`Gravity::set`] |
 //! | *settings rows* | added by the app, [`PanelSection::Settings`] |
@@ -297,6 +297,10 @@ fn settings_rows(
         let iterations = solver.iterations;
         field_row(ui, "Iterations", iterations, |value: u32| {
             solver.set_iterations(value)
+        });
+        let substeps = solver.substeps;
+        field_row(ui, "Substeps", substeps, |value: u32| {
+            solver.set_substeps(value)
         });
     }
     if let Some(mut fluid) = fluid.filter(|_| panel.fluid_rows) {

@@ -38,14 +38,16 @@ use crate::fluid::density::DensityState;
 use crate::fluid::viscosity::XsphState;
 use crate::parallel::{SolverThreads, apply_helper_linger};
 use crate::particle::sync::copy_particles_in;
-use crate::schedule::{PbdPrepared, PbdSchedule, PbdStepSystems, StepChecks};
+use crate::schedule::{
+    PbdPrepared, PbdSchedule, PbdStepSystems, PbdSubstepSchedule, PbdSubstepSystems, StepChecks,
+};
 
 /// Position Based Fluids: registers the fluid and boundary components and [`FluidSettings`],
 /// and adds the fluid's systems to the step: boundary Ψ
 /// ([`Prepare`](PbdStepSystems::Prepare)), the CFL speed limit around the prediction
-/// ([`Predict`](PbdStepSystems::Predict), [`ApplyViscosity`](PbdStepSystems::ApplyViscosity)),
-/// the neighbour search ([`FindNeighbors`](PbdStepSystems::FindNeighbors)), the density solve
-/// after the distance constraints ([`SolveConstraints`](PbdStepSystems::SolveConstraints)) and
+/// ([`Predict`](PbdSubstepSystems::Predict), [`ApplyViscosity`](PbdStepSystems::ApplyViscosity)),
+/// the neighbour search ([`FindNeighbors`](PbdSubstepSystems::FindNeighbors)), the density solve
+/// after the distance constraints ([`SolveConstraints`](PbdSubstepSystems::SolveConstraints)) and
 /// XSPH ([`ApplyViscosity`](PbdStepSystems::ApplyViscosity)). A game without fluid can disable
 /// it (`PbdPlugins::default().build().disable::<FluidPlugin>()`): then no fluid system runs,
 /// and [`FluidParticle`]s move as plain particles.
@@ -76,7 +78,7 @@ impl Plugin for FluidPlugin {
             .add_observer(boundary::mark_boundary_dirty::<Remove, Disabled>);
         // The contacts' systems run only in steps with fluid and boundary samples (one test).
         app.configure_sets(
-            PbdSchedule,
+            PbdSubstepSchedule,
             BoundaryContactSystems.run_if(contacts::walls_and_fluid),
         );
         app.add_systems(
@@ -86,28 +88,33 @@ impl Plugin for FluidPlugin {
                     .chain()
                     .in_set(PbdPrepared)
                     .after(copy_particles_in),
+                (viscosity::apply_xsph_viscosity, cfl::limit_fluid_speed)
+                    .chain()
+                    .in_set(PbdStepSystems::ApplyViscosity),
+            ),
+        )
+        .add_systems(
+            PbdSubstepSchedule,
+            (
                 (
                     cfl::limit_fluid_speed,
                     contacts::record_start_positions.in_set(BoundaryContactSystems),
                 )
-                    .in_set(PbdStepSystems::Predict)
+                    .in_set(PbdSubstepSystems::Predict)
                     .before(predict),
-                find_fluid_neighbors.in_set(PbdStepSystems::FindNeighbors),
+                find_fluid_neighbors.in_set(PbdSubstepSystems::FindNeighbors),
                 (
                     contacts::prepare_boundary_contacts.in_set(BoundaryContactSystems),
                     density::solve_density_constraints,
                     contacts::resolve_boundary_contacts.in_set(BoundaryContactSystems),
                 )
                     .chain()
-                    .in_set(PbdStepSystems::SolveConstraints)
+                    .in_set(PbdSubstepSystems::SolveConstraints)
                     .after(solve_distance_constraints),
                 contacts::settle_contact_velocities
-                    .in_set(PbdStepSystems::UpdateVelocities)
+                    .in_set(PbdSubstepSystems::UpdateVelocities)
                     .in_set(BoundaryContactSystems)
                     .after(update_velocities),
-                (viscosity::apply_xsph_viscosity, cfl::limit_fluid_speed)
-                    .chain()
-                    .in_set(PbdStepSystems::ApplyViscosity),
             ),
         );
     }

@@ -139,7 +139,7 @@ fn fill_chunk(
     }
 }
 
-/// [`PbdStepSystems::FindNeighbors`](crate::schedule::PbdStepSystems::FindNeighbors): grid over the predicted
+/// [`PbdSubstepSystems::FindNeighbors`](crate::schedule::PbdSubstepSystems::FindNeighbors): grid over the predicted
 /// fluid positions and neighbour lists (fluid and boundary) of every fluid particle.
 pub fn find_fluid_neighbors(
     settings: Res<FluidSettings>,

@@ -4,6 +4,7 @@
 use bevy::prelude::*;
 
 use crate::body::{BodyParticles, ConstraintOf, ParticleBody, ParticleOf};
+use crate::constraints::breaking::BreakingStrain;
 use crate::constraints::distance::DistanceConstraint;
 use crate::constraints::distance::check_compliance;
 use crate::constraints::tether::LongRangeAttachment;
@@ -141,6 +142,11 @@ pub struct ClothBuilder {
     /// few iterations are used ([`crate::constraints::tether`]). Not in the reference demo, whose
     /// cloth visibly stretches: default `false`.
     pub long_range_attachments: bool,
+    /// A [`BreakingStrain`] on every constraint (tearable cloth, [`breaking`]), or `None`.
+    /// Default `None`.
+    ///
+    /// [`breaking`]: crate::constraints::breaking
+    pub breaking_strain: Option<f32>,
 }
 
 impl Default for ClothBuilder {
@@ -154,6 +160,7 @@ impl Default for ClothBuilder {
             origin: Vec2::ZERO,
             compliance: 0.0,
             long_range_attachments: false,
+            breaking_strain: None,
         }
     }
 }
@@ -191,6 +198,9 @@ impl ClothBuilder {
         InverseMass::from_mass(self.mass)?;
         check_compliance(self.compliance)?;
         crate::error::finite_vec2("origin (m)", self.origin)?;
+        if let Some(strain) = self.breaking_strain {
+            BreakingStrain::new(strain)?;
+        }
         Ok(())
     }
 
@@ -232,6 +242,7 @@ impl ClothBuilder {
     pub fn spawn(&self, commands: &mut Commands) -> Result<Cloth, PbdError> {
         self.validate()?;
         let w = InverseMass::from_mass(self.mass)?;
+        let breaking = self.breaking_strain.map(BreakingStrain::new).transpose()?;
         let pinned = self.fixed.indices(self.width, self.height);
         let root = commands
             .spawn((
@@ -275,9 +286,11 @@ impl ClothBuilder {
                 rest_length: rest,
                 compliance: self.compliance,
             };
-            cloth
-                .constraints
-                .push(commands.spawn((constraint, ConstraintOf(root))).id());
+            let mut entity = commands.spawn((constraint, ConstraintOf(root)));
+            if let Some(breaking) = breaking {
+                entity.insert(breaking);
+            }
+            cloth.constraints.push(entity.id());
         }
         if self.long_range_attachments {
             for &pin in &pinned {

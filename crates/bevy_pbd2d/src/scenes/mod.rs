@@ -1,15 +1,18 @@
-//! Builders that spawn whole bodies: a cloth, a dam break.
+//! Builders that spawn whole bodies: a cloth, a rope or chain, a dam break.
 
 pub mod cloth;
 pub mod dam_break;
+pub mod rope;
 
 pub use cloth::{Cloth, ClothBuilder, ClothGrid, ClothParticle, FixedCorners};
 pub use dam_break::{DamBreak, DamBreakBuilder, DamBreakWalls};
+pub use rope::{Rope, RopeBody, RopeBuilder, RopeEnds, RopeParticle};
 
 use bevy::prelude::*;
 
 /// Registers the components the body builders add ([`ClothParticle`], [`ClothGrid`],
-/// [`FixedCorners`]), so that inspectors and world serialization see them.
+/// [`FixedCorners`], [`RopeParticle`], [`RopeBody`]), so that inspectors and world
+/// serialization see them.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ScenesPlugin;
 
@@ -17,6 +20,9 @@ impl Plugin for ScenesPlugin {
     fn build(&self, app: &mut App) {
         app.register_type::<ClothParticle>()
             .register_type::<ClothGrid>()
-            .register_type::<FixedCorners>();
+            .register_type::<FixedCorners>()
+            .register_type::<RopeParticle>()
+            .register_type::<RopeBody>()
+            .register_type::<RopeEnds>();
     }
 }

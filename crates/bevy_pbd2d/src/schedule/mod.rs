@@ -12,18 +12,28 @@
 //! | [`PbdSystems::Last`] | nothing of ours: a game's systems that read the new positions |
 //!
 //! Inside [`PbdSchedule`], the inner sets run chained, top to bottom (one call of the reference
-//! demos' `simulationStep()`):
+//! demos' `simulationStep()`); [`PbdStepSystems::Substeps`] runs [`PbdSubstepSchedule`]
+//! [`SolverSettings::substeps`](crate::dynamics::SolverSettings::substeps) times with Δt/n
+//! (XPBD substepping, Macklin et al. 2019, "Small Steps in Physics Simulation"):
 //!
 //! | inner set | what runs |
 //! |---|---|
-//! | [`Prepare`](PbdStepSystems::Prepare) | step gate (Δt > 0, valid settings), rebuild entity ↔ row maps if needed, copy components into arrays, Ψ of boundary samples |
-//! | [`Predict`](PbdStepSystems::Predict) | symplectic Euler: v* = v + Δt g, x* = x + Δt v* |
-//! | [`FindNeighbors`](PbdStepSystems::FindNeighbors) | spatial hash grid, fluid and boundary neighbour lists |
-//! | [`SolveConstraints`](PbdStepSystems::SolveConstraints) | distance constraints (Gauss-Seidel), then the PBF density constraint |
-//! | [`SolveContacts`](PbdStepSystems::SolveContacts) | particle–collider contacts and friction ([`collider`](crate::collider); nothing without colliders) |
-//! | [`UpdateVelocities`](PbdStepSystems::UpdateVelocities) | v = v* + (x − x*)/Δt |
-//! | [`ApplyViscosity`](PbdStepSystems::ApplyViscosity) | XSPH velocity smoothing of fluid particles |
+//! | [`Prepare`](PbdStepSystems::Prepare) | step gate (Δt > 0, valid settings), rebuild entity ↔ row maps if needed, copy components into arrays, Ψ of boundary samples, the step's colliders |
+//! | [`Substeps`](PbdStepSystems::Substeps) | n runs of [`PbdSubstepSchedule`] (below), each with `Time` advanced by Δt/n |
+//! | [`ApplyViscosity`](PbdStepSystems::ApplyViscosity) | XSPH velocity smoothing of fluid particles (once per step) |
 //! | [`Writeback`](PbdStepSystems::Writeback) | copy arrays to `Position`/`Velocity`/`Transform`, statistics |
+//!
+//! Inside [`PbdSubstepSchedule`], chained, with Δt the substep's (`Res<Time>` reads it):
+//!
+//! | substep set | what runs |
+//! |---|---|
+//! | [`Predict`](PbdSubstepSystems::Predict) | symplectic Euler: v* = v + Δt g, x* = x + Δt v* |
+//! | [`FindNeighbors`](PbdSubstepSystems::FindNeighbors) | spatial hash grid, fluid and boundary neighbour lists |
+//! | [`SolveConstraints`](PbdSubstepSystems::SolveConstraints) | distance constraints (Gauss-Seidel, λ from 0), then the PBF density constraint |
+//! | [`SolveContacts`](PbdSubstepSystems::SolveContacts) | particle–collider contacts and friction ([`collider`](crate::collider); nothing without colliders) |
+//! | [`UpdateVelocities`](PbdSubstepSystems::UpdateVelocities) | v = v* + (x − x*)/Δt |
+//!
+//! With one substep (the default) a step is exactly the reference demos' step.
 
 mod clock;
 mod gate;
@@ -56,11 +66,41 @@ pub enum PbdSystems {
     Last,
 }
 
+/// The schedule of one substep: the [`PbdSubstepSystems`] sets, run
+/// [`SolverSettings::substeps`](crate::dynamics::SolverSettings::substeps) times per step from
+/// [`PbdStepSystems::Substeps`], with the generic `Time` advanced by the substep's Δt/n (read
+/// `Res<Time>` for it; [`Time<PbdSubsteps>`](crate::dynamics::PbdSubsteps) counts the substeps).
+/// Add per-substep forces here, e.g.
+/// `app.add_systems(PbdSubstepSchedule, my_force.after(PbdSubstepSystems::Predict))`.
+#[derive(ScheduleLabel, Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct PbdSubstepSchedule;
+
 /// System sets of one simulation step (inside [`PbdSchedule`]), chained in declaration order.
 #[derive(SystemSet, Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum PbdStepSystems {
     /// Gate the step, copy ECS data into the solver arrays.
     Prepare,
+    /// The substeps: [`PbdSubstepSchedule`], n times.
+    Substeps,
+    /// XSPH viscosity.
+    ApplyViscosity,
+    /// Copy results back to components and record statistics.
+    Writeback,
+}
+
+impl PbdStepSystems {
+    /// All sets in execution order.
+    pub const ORDER: [PbdStepSystems; 4] = [
+        PbdStepSystems::Prepare,
+        PbdStepSystems::Substeps,
+        PbdStepSystems::ApplyViscosity,
+        PbdStepSystems::Writeback,
+    ];
+}
+
+/// System sets of one substep (inside [`PbdSubstepSchedule`]), chained in declaration order.
+#[derive(SystemSet, Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum PbdSubstepSystems {
     /// Time integration to predicted positions.
     Predict,
     /// Neighbour search for fluid particles.
@@ -71,28 +111,21 @@ pub enum PbdStepSystems {
     SolveContacts,
     /// Velocities from corrected positions.
     UpdateVelocities,
-    /// XSPH viscosity.
-    ApplyViscosity,
-    /// Copy results back to components and record statistics.
-    Writeback,
 }
 
-impl PbdStepSystems {
+impl PbdSubstepSystems {
     /// All sets in execution order.
-    pub const ORDER: [PbdStepSystems; 8] = [
-        PbdStepSystems::Prepare,
-        PbdStepSystems::Predict,
-        PbdStepSystems::FindNeighbors,
-        PbdStepSystems::SolveConstraints,
-        PbdStepSystems::SolveContacts,
-        PbdStepSystems::UpdateVelocities,
-        PbdStepSystems::ApplyViscosity,
-        PbdStepSystems::Writeback,
+    pub const ORDER: [PbdSubstepSystems; 5] = [
+        PbdSubstepSystems::Predict,
+        PbdSubstepSystems::FindNeighbors,
+        PbdSubstepSystems::SolveConstraints,
+        PbdSubstepSystems::SolveContacts,
+        PbdSubstepSystems::UpdateVelocities,
     ];
 }
 
-/// Sets up [`PbdSchedule`], the outer [`PbdSystems`] in `schedule`, the inner
-/// [`PbdStepSystems`], [`PbdClock`], the step gate and [`PbdStats`]. The first plugin of
+/// Sets up [`PbdSchedule`] and [`PbdSubstepSchedule`], the outer [`PbdSystems`] in
+/// `schedule`, the inner [`PbdStepSystems`] and [`PbdSubstepSystems`], [`PbdClock`], the step gate and [`PbdStats`]. The first plugin of
 /// [`PbdPlugins`](crate::PbdPlugins); every other simulation plugin needs it.
 ///
 /// Needs `TaskPoolPlugin` and `TimePlugin` (part of `MinimalPlugins` and `DefaultPlugins`).
@@ -150,6 +183,13 @@ impl Plugin for PbdSchedulePlugin {
         }
         for set in &PbdStepSystems::ORDER[1..] {
             app.configure_sets(PbdSchedule, set.run_if(step_allowed));
+        }
+        // Run only from `Substeps`, which the gate holds: no run conditions of their own.
+        let mut substep = Schedule::new(PbdSubstepSchedule);
+        substep.set_executor(SingleThreadedExecutor::new());
+        app.add_schedule(substep);
+        for pair in PbdSubstepSystems::ORDER.windows(2) {
+            app.configure_sets(PbdSubstepSchedule, pair[1].after(pair[0]));
         }
         app.add_systems(
             PbdSchedule,

@@ -323,6 +323,15 @@ impl DistanceBatches {
         self.coefficients_for = Some((w.to_vec(), inv_dt2));
     }
 
+    /// Whether a sweep or the stretch statistic may run on `particles` positions: there are
+    /// constraints, and [`set_coefficients`](Self::set_coefficients) ran with as many inverse
+    /// masses.
+    pub(crate) fn is_ready_for(&self, particles: usize) -> bool {
+        self.len() > 0
+            && particles >= self.particles
+            && self.coefficients_for.as_ref().map(|(w, _)| w.len()) == Some(particles)
+    }
+
     /// Panics unless [`set_coefficients`](Self::set_coefficients) ran with as many inverse
     /// masses as `x` has positions (then every particle row of a constraint indexes `x`) and
     /// `x` has at least the particle rows the layout was made for (then so do the holes' rows).

@@ -141,7 +141,7 @@ fn with_discs<'a>(
     scratch
 }
 
-/// [`PbdStepSystems::Predict`](crate::PbdStepSystems::Predict), before the prediction: records
+/// [`PbdSubstepSystems::Predict`](crate::PbdSubstepSystems::Predict), before the prediction: records
 /// x₀ of every fluid particle.
 pub fn record_start_positions(state: Res<SolverState>, mut contacts: ResMut<BoundaryContactState>) {
     let n = state.fluid_count;
@@ -150,7 +150,7 @@ pub fn record_start_positions(state: Res<SolverState>, mut contacts: ResMut<Boun
     contacts.stopped.clear();
 }
 
-/// [`PbdStepSystems::SolveConstraints`](crate::PbdStepSystems::SolveConstraints), before the
+/// [`PbdSubstepSystems::SolveConstraints`](crate::PbdSubstepSystems::SolveConstraints), before the
 /// density solve: finds the embedded fluid particles (module docs), sets their w to 0 for the
 /// solve and works out their way out; sweeps every other particle's motion so far (the
 /// prediction and the distance constraints).
@@ -274,7 +274,7 @@ fn mean(points: &[Vec2]) -> Vec2 {
     points.iter().copied().sum::<Vec2>() / points.len().max(1) as f32
 }
 
-/// [`PbdStepSystems::SolveConstraints`](crate::PbdStepSystems::SolveConstraints), after the
+/// [`PbdSubstepSystems::SolveConstraints`](crate::PbdSubstepSystems::SolveConstraints), after the
 /// density solve: gives the held particles their w back and moves them out, and sweeps every
 /// other fluid particle's motion against the discs (module docs).
 pub fn resolve_boundary_contacts(
@@ -366,7 +366,7 @@ fn short_of_the_line(
     }
 }
 
-/// [`PbdStepSystems::UpdateVelocities`](crate::PbdStepSystems::UpdateVelocities), after the
+/// [`PbdSubstepSystems::UpdateVelocities`](crate::PbdSubstepSystems::UpdateVelocities), after the
 /// velocity update: a particle a disc stopped keeps no velocity into it (the position update
 /// leaves the motion up to the contact in it).
 pub fn settle_contact_velocities(

@@ -53,7 +53,7 @@ use crate::parallel::SolverThreads;
 use crate::particle::state::SolverState;
 use crate::stats::{PbdStats, Phase};
 
-/// [`PbdStepSystems::SolveConstraints`](crate::PbdStepSystems::SolveConstraints): the PBF density
+/// [`PbdSubstepSystems::SolveConstraints`](crate::PbdSubstepSystems::SolveConstraints): the PBF density
 /// solve of all fluid particles.
 pub fn solve_density_constraints(
     settings: Res<FluidSettings>,
@@ -71,7 +71,7 @@ pub fn solve_density_constraints(
         &mut scratch,
         threads.cap(),
     );
-    stats.fluid_iterations = iterations;
+    stats.fluid_iterations += iterations;
     stats.avg_density_error_percent = error;
     stats.end_phase(Phase::Solve, started);
 }
