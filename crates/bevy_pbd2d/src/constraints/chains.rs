@@ -347,7 +347,10 @@ mod tests {
         let x = (0..=12)
             .map(|k| {
                 let t = k as f32;
-                Vec2::new(0.1 * t + amplitude * (t * 1.7).sin(), amplitude * (t * 2.3).cos())
+                Vec2::new(
+                    0.1 * t + amplitude * (t * 1.7).sin(),
+                    amplitude * (t * 2.3).cos(),
+                )
             })
             .collect();
         let w = (0..=12)
@@ -368,7 +371,10 @@ mod tests {
             let mut y = x.clone();
             let mut lambda = vec![0.0; rows.len()];
             solver.solve(&mut y, &w, &mut lambda, 1e4);
-            assert!(solver.stiffness(0, 12, &w) <= MAX_STIFFNESS, "a direct step");
+            assert!(
+                solver.stiffness(0, 12, &w) <= MAX_STIFFNESS,
+                "a direct step"
+            );
             for (q, (a, b)) in y.iter().zip(&expected).enumerate() {
                 assert!(
                     (*a - *b).length() < 1e-6,
