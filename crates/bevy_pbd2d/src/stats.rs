@@ -84,15 +84,18 @@ pub struct PbdStats {
     pub avg_density_error_percent: f32,
     /// Largest |‖x₁ − x₂‖ − d|/d over distance constraints at the end of the last step.
     pub max_relative_stretch: f32,
-    /// Fluid particles a boundary sample's disc stopped in the last step
+    /// Fluid particles a boundary sample's disc stopped in the last substep
     /// ([`contacts`](crate::fluid::contacts)).
     pub boundary_contacts: usize,
-    /// Fluid particles that started the last step inside a boundary sample's disc and were
+    /// Fluid particles that started the last substep inside a boundary sample's disc and were
     /// pushed out ([`contacts`](crate::fluid::contacts)).
     pub embedded_particles: usize,
     /// Particles that touched a [`ParticleCollider`](crate::collider::ParticleCollider) in the
-    /// last step ([`collider`](crate::collider)).
+    /// last substep ([`collider`](crate::collider)).
     pub collider_contacts: usize,
+    /// Pairs of solid particles pushed apart in the last substep
+    /// ([`solid_contacts`](crate::solid_contacts)).
+    pub solid_contacts: usize,
     /// Particles the runaway guard took out in the last step
     /// ([`runaway`](crate::particle::runaway)).
     pub runaways: usize,

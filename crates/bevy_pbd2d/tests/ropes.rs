@@ -11,15 +11,6 @@ use common::*;
 
 const G: f32 = 9.81;
 
-/// An app stepping at `dt` with `substeps` × `iterations`.
-fn solver_app(dt: f32, substeps: u32, iterations: u32) -> App {
-    let mut app = app(dt);
-    let mut settings = app.world_mut().resource_mut::<SolverSettings>();
-    settings.set_substeps(substeps).unwrap();
-    settings.set_iterations(iterations).unwrap();
-    app
-}
-
 /// A vertical chain of `segments` hanging from the origin, `length` m long, μ kg/m, with
 /// `weight` kg more on its last particle.
 fn hanging_chain(app: &mut App, segments: u32, length: f32, mu: f32, weight: f32) -> Rope {

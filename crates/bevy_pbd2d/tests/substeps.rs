@@ -9,15 +9,6 @@ use bevy_pbd2d::prelude::*;
 
 use common::*;
 
-/// A solver with `substeps` × `iterations`.
-fn solver_app(dt: f32, substeps: u32, iterations: u32) -> App {
-    let mut app = app(dt);
-    let mut settings = app.world_mut().resource_mut::<SolverSettings>();
-    settings.set_substeps(substeps).unwrap();
-    settings.set_iterations(iterations).unwrap();
-    app
-}
-
 #[test]
 fn a_compliant_constraint_stretches_m_g_alpha_for_any_substeps_and_iterations() {
     // A pinned particle and a free one of m = 1 kg below it, rest length 0.1 m, α = 1e-3 m/N:
@@ -105,6 +96,37 @@ fn a_held_particle_moves_at_most_its_speed_limit_per_step_with_substeps() {
         assert!(
             (x - Vec2::new(10.0 * 5.0 * dt, 0.0)).length() < 1e-4,
             "{substeps} substeps: at {x} after 10 steps"
+        );
+    }
+}
+
+#[test]
+fn a_held_particle_dragged_slowly_moves_steadily_through_the_substeps() {
+    // A target 1 cm further every step of 1/60 s (0.6 m/s, below the 5 m/s limit): with 10
+    // substeps the particle covers each step's centimetre in ten equal parts, and leaves the
+    // step at the drag's speed, as with one substep.
+    let dt = 1.0 / 60.0;
+    for substeps in [1, 10] {
+        let mut app = solver_app(dt, substeps, 1);
+        let p = spawn(&mut app, |c| {
+            c.spawn((Particle, Position(Vec2::ZERO), InverseMass(1.0)))
+                .insert(KinematicTarget(Vec2::ZERO))
+                .id()
+        });
+        for step in 1..=30 {
+            app.world_mut().get_mut::<KinematicTarget>(p).unwrap().0 =
+                Vec2::new(0.01 * step as f32, 0.0);
+            run_steps(&mut app, 1);
+        }
+        let v = velocity(&app, p);
+        assert!(
+            (v - Vec2::new(0.01 / dt, 0.0)).length() < 1e-3,
+            "{substeps} substeps: leaves with {v}, the drag's speed is {} m/s",
+            0.01 / dt
+        );
+        assert!(
+            (position(&app, p).x - 0.3).abs() < 1e-5,
+            "{substeps} substeps: at its target"
         );
     }
 }

@@ -113,7 +113,8 @@ impl ParticleBodies<'_, '_> {
     /// across the distance; its constraints pull the particle back fast enough to fold the
     /// structure through itself, which without contacts between its particles it cannot undo
     /// (a 20 × 20 cloth whose corner was written 1 m away recovers to 0.2 % strain within
-    /// 0.5 s with long-range attachments and 20 iterations; 5 m away, it stays at 98 %).
+    /// 0.5 s with long-range attachments and 20 iterations; 5 m away, it stays at 98 %, unless
+    /// its root has [`SolidContacts`](crate::solid_contacts::SolidContacts)).
     /// Returns how many entities it moved.
     ///
     /// # Errors

@@ -8,7 +8,7 @@ use bevy::prelude::*;
 use crate::collider::ColliderContactState;
 use crate::collider::geometry::Hit;
 use crate::collider::sync::StepCollider;
-use crate::dynamics::Gravity;
+use crate::dynamics::{Gravity, PbdSubsteps};
 use crate::particle::SolverState;
 use crate::stats::{PbdStats, Phase};
 
@@ -297,11 +297,13 @@ fn apply_friction(x: Vec2, x0: Vec2, touch: &Touch, colliders: &[StepCollider]) 
 
 /// [`UpdateVelocities`](crate::PbdSubstepSystems::UpdateVelocities), after the velocity update:
 /// restitution. For a particle that touched a collider, with normal speeds relative to the
-/// collider's surface there: an impact (v*ₙ < −2 |g| Δt before the contacts) leaves with the
+/// collider's surface there: an impact (v*ₙ < −2 |g| Δt before the contacts, Δt the step's)
+/// leaves with the
 /// speed that keeps e² of its normal energy, anything slower with no speed into the surface
 /// (Müller et al. 2020 eq. 34, [`rebound_speed`]).
 pub(crate) fn apply_restitution(
     time: Res<Time>,
+    substeps: Option<Res<Time<PbdSubsteps>>>,
     gravity: Res<Gravity>,
     mut state: ResMut<SolverState>,
     mut contacts: ResMut<ColliderContactState>,
@@ -314,7 +316,10 @@ pub(crate) fn apply_restitution(
         start,
         ..
     } = &mut *contacts;
-    let threshold = 2.0 * g.length() * dt;
+    // The step's Δt, not the substep's: a collider's velocity changes once per step, so a
+    // particle resting on one that accelerates meets it that much faster at a step's start.
+    let step = dt * substeps.map_or(1, |s| s.context().count.max(1)) as f32;
+    let threshold = 2.0 * g.length() * step;
     for (i, t) in touch.iter_mut().enumerate() {
         if t.collider == NONE || state.w[i].partial_cmp(&0.0) != Some(core::cmp::Ordering::Greater)
         {

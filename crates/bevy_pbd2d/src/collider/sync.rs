@@ -209,7 +209,20 @@ pub(crate) fn finish_colliders(
         .map(|c| {
             let (a0, a1) = world_bounds(c.geometry.aabb, c.start);
             let (b0, b1) = world_bounds(c.geometry.aabb, c.end);
-            (a0.min(b0) - max_radius, a1.max(b1) + max_radius)
+            let (mut lo, mut hi) = (a0.min(b0), a1.max(b1));
+            if c.start.rotation != c.end.rotation {
+                // Substeps see it at rotations between the two: its shape stays within the
+                // circle of its farthest corner about its origin.
+                let (l, h) = c.geometry.aabb;
+                let reach = [l, h, Vec2::new(l.x, h.y), Vec2::new(h.x, l.y)]
+                    .iter()
+                    .map(|p| p.length())
+                    .fold(0.0, f32::max);
+                for t in [c.start.translation, c.end.translation] {
+                    (lo, hi) = (lo.min(t - reach), hi.max(t + reach));
+                }
+            }
+            (lo - max_radius, hi + max_radius)
         })
         .collect();
     // Cells about the size of a collider, and not smaller than a few particles.

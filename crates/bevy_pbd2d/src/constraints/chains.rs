@@ -19,15 +19,16 @@
 //! so amplifies a kink at a light particle q between links under a large tension when
 //! s = w_q (|Δλ_k| + |Δλ_k+1|)/d_k, the square of ω h for the kink's transverse oscillation,
 //! is large (the same chain with 4 substeps: s = 3.4, and it explodes). A chain whose step
-//! has s > 0.6 is projected by one Gauss-Seidel pass along its path in that substep instead
+//! has s > 0.6 is projected by one Gauss-Seidel pass along its path in that iteration instead
 //! (as stretchy as Gauss-Seidel is there); more substeps bring s down as 1/n². Adding the
 //! geometric stiffness (Tournier et al. 2015, "Stable Constrained Dynamics") would lift the
 //! limit.
 //!
 //! A chain is a maximal
 //! path of at least two distance constraints whose inner particles are in exactly two distance
-//! constraints (a rope's links; no particle of a cloth grid qualifies, so cloth is projected
-//! by Gauss-Seidel as in the reference demo). Rings stay with Gauss-Seidel.
+//! constraints (a rope's links; no particle of a cloth grid of two or more rows and columns
+//! qualifies, so cloth is projected by Gauss-Seidel as in the reference demo). Rings, and paths
+//! that come back to their start, stay with Gauss-Seidel.
 
 use bevy::prelude::*;
 
@@ -108,10 +109,14 @@ pub(crate) fn find_chains(
             at = other(next, at);
             edge = next;
         }
-        if path.len() >= 2 {
+        // A path that comes back to where it started (a loop on a junction, or two
+        // constraints between the same pair) couples its ends: not tridiagonal.
+        if path.len() >= 2 && at != start {
             chains.push((start, path));
         } else {
-            used[k] = false;
+            for &k in &path {
+                used[k] = false;
+            }
         }
     }
     let rest = (0..rows.len()).filter(|&k| !used[k]).collect();
@@ -422,10 +427,19 @@ mod tests {
             row(9, 10),
             row(9, 11),
             row(9, 12),
+            // A loop closed on a junction (13 is in three constraints) and a doubled pair at
+            // the end of a path (15–16 twice, then 16–17): neither is a chain.
+            row(13, 14),
+            row(14, 18),
+            row(18, 13),
+            row(13, 19),
+            row(15, 16),
+            row(15, 16),
+            row(16, 17),
         ];
-        let (chains, rest) = find_chains(&rows, 13);
+        let (chains, rest) = find_chains(&rows, 20);
         assert_eq!(chains.len(), 1, "{chains:?}");
         assert_eq!(chains[0].1, vec![0, 1, 2]);
-        assert_eq!(rest, vec![3, 4, 5, 6, 7, 8, 9]);
+        assert_eq!(rest, (3..rows.len()).collect::<Vec<_>>());
     }
 }

@@ -6,12 +6,14 @@ use bevy::ecs::entity_disabling::Disabled;
 use bevy::ecs::query::Allow;
 use bevy::prelude::*;
 
+use crate::constraints::angle::check_angle_compliance;
 use crate::constraints::angle::{AngleConstraint, AngleIndex, AngleRow};
 use crate::constraints::batches::DistanceBatches;
 use crate::constraints::breaking::BreakingStrain;
 use crate::constraints::chains::{Chains, find_chains};
 use crate::constraints::colouring::colour_order;
 use crate::constraints::distance::{ConstraintIndex, DistanceConstraint};
+use crate::constraints::distance::{LENGTH_RANGE, check_compliance};
 use crate::constraints::row::DistanceRow;
 use crate::constraints::state::ConstraintState;
 use crate::constraints::tether::{LongRangeAttachment, TetherIndex, TetherRow};
@@ -63,6 +65,12 @@ const _: () = {
 /// A particle's row, and whether it is disabled (then it has none).
 type ParticleRow = (&'static SolverIndex, Has<Disabled>);
 
+/// Whether an angle constraint's rest angle is in [−π, π] and its compliance in range.
+fn angle_in_range(angle: &AngleConstraint) -> bool {
+    let pi = core::f32::consts::PI;
+    (-pi..=pi).contains(&angle.rest_angle) && check_angle_compliance(angle.compliance).is_ok()
+}
+
 /// What [`rebuild_constraint_rows`] reads and places of each kind of constraint.
 type Placed<'w, 's, C, I> = Query<'w, 's, (Entity, &'static C, &'static mut I)>;
 
@@ -101,6 +109,10 @@ pub(crate) fn rebuild_constraint_rows(
         match indices.get_many([tether.particle, tether.anchor]) {
             // A disabled particle has no row: the attachment waits for it.
             Ok([(_, true), _] | [_, (_, true)]) => {}
+            // An edit out of range: left out (with a warning) until it is edited again.
+            Ok(_) if !LENGTH_RANGE.contains(&tether.max_distance) => {
+                warn!("{entity}: {tether:?} is out of range; left out until edited");
+            }
             Ok([(p, _), (a, _)]) => {
                 index.0 = rows.tethers.len() as u32;
                 rows.tethers.push(TetherRow {
@@ -122,6 +134,9 @@ pub(crate) fn rebuild_constraint_rows(
         match indices.get_many(angle.particles) {
             // A disabled particle has no row: the constraint waits for it.
             Ok(particles) if particles.iter().any(|&(_, disabled)| disabled) => {}
+            Ok(_) if !angle_in_range(angle) => {
+                warn!("{entity}: {angle:?} is out of range; left out until edited");
+            }
             Ok(particles) => {
                 index.0 = rows.angles.len() as u32;
                 rows.angles.push(AngleRow {
@@ -150,6 +165,12 @@ pub(crate) fn rebuild_constraint_rows(
         match indices.get_many(constraint.particles) {
             // A disabled particle has no row: the constraint waits for it.
             Ok([(_, true), _] | [_, (_, true)]) => {}
+            Ok(_)
+                if !(LENGTH_RANGE.contains(&constraint.rest_length)
+                    && check_compliance(constraint.compliance).is_ok()) =>
+            {
+                warn!("{entity}: {constraint:?} is out of range; left out until edited");
+            }
             Ok([(a, _), (b, _)]) => {
                 index.0 = rows.rows.len() as u32;
                 rows.rows.push(DistanceRow {
@@ -159,8 +180,10 @@ pub(crate) fn rebuild_constraint_rows(
                     compliance: constraint.compliance,
                 });
                 rows.entities.push(entity);
+                // A limit edited to 0, a negative or NaN (an inspector): never breaks.
+                let limit = breaking.map_or(f32::INFINITY, |b| b.get());
                 rows.breaking_strain
-                    .push(breaking.map_or(f32::INFINITY, |b| b.get()));
+                    .push(if limit > 0.0 { limit } else { f32::INFINITY });
             }
             Err(_) => {
                 if constraint.particles[0] == constraint.particles[1] {

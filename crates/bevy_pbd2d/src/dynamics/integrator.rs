@@ -9,7 +9,9 @@
 //!
 //! Pinned particles (w = 0) move with their own velocity, without gravity. Held particles
 //! ([`KinematicTarget`](crate::particle::KinematicTarget)) move toward their target, at most
-//! [`SolverSettings::max_kinematic_speed`] · Δt: x* = x + d, v* = d/Δt.
+//! [`SolverSettings::max_kinematic_speed`] · Δt: x* = x + d, v* = d/Δt; with substeps, each of
+//! the m substeps left in the step takes an equal share of the way left (so a held particle
+//! moves steadily through the step and leaves it with the drag's velocity).
 //!
 //! Velocity update (\[MHHR06\] Alg. 1, line 12), written as the predicted velocity plus the
 //! position correction, which equals (x(t+Δt) − x(t))/Δt but leaves an uncorrected velocity
@@ -22,12 +24,14 @@
 use bevy::prelude::*;
 
 use crate::dynamics::settings::{Gravity, SolverSettings};
+use crate::dynamics::substeps::PbdSubsteps;
 use crate::particle::state::SolverState;
 use crate::stats::{PbdStats, Phase};
 
 /// [`PbdSubstepSystems::Predict`](crate::PbdSubstepSystems::Predict): x* and v* for every particle.
 pub fn predict(
     time: Res<Time>,
+    substeps: Option<Res<Time<PbdSubsteps>>>,
     gravity: Res<Gravity>,
     settings: Res<SolverSettings>,
     mut state: ResMut<SolverState>,
@@ -38,9 +42,13 @@ pub fn predict(
     let g = gravity.0;
     let state = &mut *state;
     let reach = settings.max_kinematic_speed * dt;
+    // Substeps left in this step, this one included.
+    let left = substeps
+        .map_or(1, |s| s.context().count.saturating_sub(s.context().index))
+        .max(1);
     for &(row, target) in &state.kinematic_targets {
         let i = row as usize;
-        state.v[i] = (target - state.x[i]).clamp_length_max(reach) / dt;
+        state.v[i] = ((target - state.x[i]) / left as f32).clamp_length_max(reach) / dt;
     }
     predict_rows(&mut state.x, &mut state.v, &state.w, g, dt);
     state.x_predicted.clone_from(&state.x);

@@ -6,7 +6,7 @@
 //! what iterations leave unsolved is the error of Gauss-Seidel's early stop. n substeps of one
 //! iteration shrink that error roughly as 1/n², n iterations of one step only as 1/n (the paper's
 //! Fig. 4): the hanging cloth of the reference demo, rigid, stretches 28 % with 1 substep of 5
-//! iterations and under 1 % with 10 of 1.
+//! iterations, 1.6 % with 10 of 1 and 0.43 % with 20 of 1.
 //!
 //! Like avian's substeps, each one sets the generic `Time` to [`Time<PbdSubsteps>`](PbdSubsteps),
 //! advanced by Δt/n, so that every system reading `Res<Time>` in the substep schedule sees the
@@ -40,11 +40,18 @@ impl PbdSubsteps {
 /// [`PbdStepSystems::Substeps`](crate::PbdStepSystems::Substeps): runs the substep schedule
 /// [`SolverSettings::substeps`] times, with the generic `Time` at the substep's Δt/n.
 pub(crate) fn run_substeps(world: &mut World) {
-    let n = world.resource::<SolverSettings>().substeps.max(1);
     let step = *world.resource::<Time>();
-    let dt = step.delta() / n;
+    let delta = step.delta();
+    // No substep shorter than 1 ns (a step of a few ns in a variable-length schedule).
+    let nanos = u32::try_from(delta.as_nanos()).unwrap_or(u32::MAX);
+    let n = world
+        .resource::<SolverSettings>()
+        .substeps
+        .clamp(1, nanos.max(1));
     let _ = world.try_schedule_scope(PbdSubstepSchedule, |world, schedule| {
         for index in 0..n {
+            // Substep k ends at k + 1 n-ths of the step (in ns): they add up to the step.
+            let dt = delta * (index + 1) / n - delta * index / n;
             let mut substeps = world.resource_mut::<Time<PbdSubsteps>>();
             *substeps.context_mut() = PbdSubsteps { index, count: n };
             substeps.advance_by(dt);

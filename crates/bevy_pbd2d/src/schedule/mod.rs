@@ -50,7 +50,8 @@ use crate::stats::{self, PbdStats};
 /// from [`PbdSystems::StepSimulation`] with the single-threaded executor: the step's systems run
 /// strictly one after another anyway (each step parallelises inside, over particles), so this
 /// saves the multi-threaded executor's per-system overhead. Add your own per-step systems here,
-/// e.g. `app.add_systems(PbdSchedule, my_force.after(PbdStepSystems::Predict))`.
+/// e.g. `app.add_systems(PbdSchedule, my_system.after(PbdStepSystems::Prepare))`; per-substep
+/// systems go to [`PbdSubstepSchedule`].
 #[derive(ScheduleLabel, Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct PbdSchedule;
 
@@ -105,7 +106,7 @@ pub enum PbdSubstepSystems {
     Predict,
     /// Neighbour search for fluid particles.
     FindNeighbors,
-    /// Constraint projection (distance, density).
+    /// Constraint projection (distance, chains, angles, tethers, density).
     SolveConstraints,
     /// Particle–collider contacts after the solve, and friction.
     SolveContacts,

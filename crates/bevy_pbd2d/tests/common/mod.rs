@@ -29,6 +29,29 @@ pub fn app_with<M>(dt: f32, plugins: impl Plugins<M>) -> App {
     app
 }
 
+/// The robustness issue's cloth C0: 20 × 20, spacing 5 cm, 10 g particles, two pinned top
+/// corners, long-range attachments.
+pub fn c0_cloth() -> ClothBuilder {
+    ClothBuilder {
+        width: 20,
+        height: 20,
+        spacing: 0.05,
+        mass: 0.01,
+        fixed: FixedCorners::Two,
+        long_range_attachments: true,
+        ..default()
+    }
+}
+
+/// A headless app stepping at `dt` (s) with `substeps` × `iterations` per step.
+pub fn solver_app(dt: f32, substeps: u32, iterations: u32) -> App {
+    let mut app = app(dt);
+    let mut settings = app.world_mut().resource_mut::<SolverSettings>();
+    settings.set_substeps(substeps).unwrap();
+    settings.set_iterations(iterations).unwrap();
+    app
+}
+
 /// Runs `f` with `Commands` on the app's world and applies them.
 pub fn spawn<R>(app: &mut App, f: impl FnOnce(&mut Commands) -> R) -> R {
     let world = app.world_mut();

@@ -33,15 +33,7 @@ pub const C0_DT: f32 = 1.0 / 60.0;
 /// spacing at Δt = 1/60 s hangs 27 % stretched even at rest with 20 iterations (Gauss-Seidel
 /// corrections travel one constraint per sweep), so no drag test could ever see it "recover".
 pub fn c0() -> ClothBuilder {
-    ClothBuilder {
-        width: 20,
-        height: 20,
-        spacing: 0.05,
-        mass: 0.01,
-        fixed: FixedCorners::Two,
-        long_range_attachments: true,
-        ..default()
-    }
+    common::c0_cloth()
 }
 
 /// An app with C0 spawned.

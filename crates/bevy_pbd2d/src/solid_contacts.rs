@@ -1,0 +1,296 @@
+//! Contacts between solid particles: discs of their [`ParticleRadius`] that do not overlap,
+//! with Coulomb friction (\[MMCK14\] §5 and §6.1, as FleX does).
+//!
+//! A body whose root has [`SolidContacts`] has its particles collide with those of every other
+//! such body, and with each other when [`SolidContacts::self_collision`] is set (a rope that
+//! coils, a cloth that folds onto itself, a pile of grains in one body). Two particles joined
+//! by a distance constraint never collide (their constraint keeps them apart or together).
+//!
+//! In every substep, after the constraint solve and before the colliders
+//! ([`SolveContacts`](crate::PbdSubstepSystems::SolveContacts)), the pairs closer than
+//! r₁ + r₂ are found on a spatial hash grid of cells 2 r_max over the positions so far, and
+//! projected [`SolverSettings::iterations`](crate::dynamics::SolverSettings::iterations)
+//! times, Gauss-Seidel, in a fixed order (the results do not depend on the thread count):
+//!
+//! ```text
+//! C = ‖x₁ − x₂‖ − (r₁ + r₂) < 0,  n = (x₁ − x₂)/‖x₁ − x₂‖
+//! Δx₁ = −w₁/(w₁ + w₂) C n,  Δx₂ = +w₂/(w₁ + w₂) C n
+//! ```
+//!
+//! Then friction: the pair's relative motion in the substep, tangential to n, is removed if it
+//! is shorter than μ times the pair's total normal correction (static), else shortened by that
+//! much (kinetic), with μ the mean of the two bodies' [`SolidContacts::friction`].
+//! Without any [`SolidContacts`], nothing runs.
+
+use bevy::prelude::*;
+
+use crate::body::BodyParticles;
+use crate::collider::ParticleRadius;
+use crate::constraints::ConstraintState;
+use crate::dynamics::SolverSettings;
+use crate::fluid::grid::SpatialHashGrid;
+use crate::particle::sync::copy_particles_in;
+use crate::particle::{SolverIndex, SolverState};
+use crate::schedule::{PbdPrepared, PbdSchedule, PbdSubstepSchedule, PbdSubstepSystems};
+use crate::stats::{PbdStats, Phase};
+
+/// The friction coefficients [`SolidContacts::friction`] may take.
+pub const FRICTION_RANGE: core::ops::RangeInclusive<f32> = 0.0..=10.0;
+
+/// On a body's root ([`ParticleBody`](crate::body::ParticleBody)): its particles are solid
+/// discs of their [`ParticleRadius`] that collide with those of the other bodies that have it
+/// (module docs). Editable in place; takes effect at the next step.
+#[derive(Component, Reflect, Debug, Clone, Copy, PartialEq)]
+#[reflect(Component, Default, Debug, PartialEq)]
+pub struct SolidContacts {
+    /// Whether its particles also collide with each other (pairs joined by a distance
+    /// constraint excepted). Default `true`.
+    pub self_collision: bool,
+    /// Coulomb friction coefficient μ (static and kinetic) of its particles, in
+    /// [`FRICTION_RANGE`]; a pair uses the mean of its two. Default 0.5. Out of range: 0, with
+    /// a warning.
+    pub friction: f32,
+}
+
+impl Default for SolidContacts {
+    fn default() -> Self {
+        Self {
+            self_collision: true,
+            friction: 0.5,
+        }
+    }
+}
+
+/// The solid particles of the step, their pairs and scratch space.
+#[derive(Resource, Debug, Default)]
+pub(crate) struct SolidContactState {
+    /// Particle rows taking part, and per entry: radius (m), body, self-collision, μ.
+    rows: Vec<u32>,
+    radius: Vec<f32>,
+    body: Vec<u32>,
+    self_collision: Vec<bool>,
+    friction: Vec<f32>,
+    /// Row pairs (smaller first) joined by a distance constraint, sorted.
+    joined: Vec<(u32, u32)>,
+    /// The constraint rows `joined` was built from (their count and the particle layout).
+    joined_for: Option<(usize, u64)>,
+    /// Scratch: positions of `rows`, the grid, the pairs (entries) and their normal depths.
+    points: Vec<Vec2>,
+    grid: SpatialHashGrid,
+    pairs: Vec<(u32, u32)>,
+    depth: Vec<f32>,
+}
+
+/// Whether any body has solid contacts this step.
+pub(crate) fn has_solid_contacts(state: Res<SolidContactState>) -> bool {
+    !state.rows.is_empty()
+}
+
+/// What [`collect_solid_particles`] reads of a body.
+type SolidBody = (Entity, &'static SolidContacts, &'static BodyParticles);
+
+/// [`Prepare`](crate::PbdStepSystems::Prepare), after the rows are built: the particles of
+/// the bodies with [`SolidContacts`], and the pairs their constraints join.
+pub(crate) fn collect_solid_particles(
+    bodies: Query<SolidBody>,
+    particles: Query<(&SolverIndex, Option<&ParticleRadius>)>,
+    state: Res<SolverState>,
+    constraints: Res<ConstraintState>,
+    mut solid: ResMut<SolidContactState>,
+) {
+    let solid = &mut *solid;
+    solid.rows.clear();
+    solid.radius.clear();
+    solid.body.clear();
+    solid.self_collision.clear();
+    solid.friction.clear();
+    let mut bodies: Vec<_> = bodies.iter().collect();
+    bodies.sort_by_key(|(entity, ..)| *entity);
+    for (k, (entity, contacts, members)) in bodies.into_iter().enumerate() {
+        let friction = if FRICTION_RANGE.contains(&contacts.friction) {
+            contacts.friction
+        } else {
+            warn!(
+                "SolidContacts of {entity}: friction {} outside {FRICTION_RANGE:?}, using 0",
+                contacts.friction
+            );
+            0.0
+        };
+        for particle in members.iter() {
+            let Ok((index, radius)) = particles.get(particle) else {
+                continue;
+            };
+            let row = index.row() as usize;
+            if row < state.fluid_count || row >= state.len() || state.entities[row] != particle {
+                continue;
+            }
+            solid.rows.push(row as u32);
+            solid.radius.push(radius.copied().unwrap_or_default().get());
+            solid.body.push(k as u32);
+            solid.self_collision.push(contacts.self_collision);
+            solid.friction.push(friction);
+        }
+    }
+    let layout = Some((constraints.rows.len(), state.rows_generation));
+    if solid.rows.is_empty() || solid.joined_for == layout {
+        return;
+    }
+    solid.joined_for = layout;
+    solid.joined = (constraints.rows.iter())
+        .map(|r| (r.a.min(r.b), r.a.max(r.b)))
+        .collect();
+    solid.joined.sort_unstable();
+    solid.joined.dedup();
+}
+
+/// [`SolveContacts`](crate::PbdSubstepSystems::SolveContacts), before the colliders: finds
+/// the overlapping pairs and projects them, then friction (module docs).
+pub(crate) fn solve_solid_contacts(
+    time: Res<Time>,
+    settings: Res<SolverSettings>,
+    mut state: ResMut<SolverState>,
+    mut solid: ResMut<SolidContactState>,
+    mut stats: ResMut<PbdStats>,
+) {
+    let started = stats.begin_phase();
+    let dt = time.delta_secs();
+    let state = &mut *state;
+    let solid = &mut *solid;
+    find_pairs(solid, &state.x);
+    for _ in 0..settings.iterations {
+        project_pairs(solid, &mut state.x, &state.w);
+    }
+    apply_friction(solid, state, dt);
+    stats.solid_contacts = solid.depth.iter().filter(|&&d| d > 0.0).count();
+    stats.end_phase(Phase::Contacts, started);
+}
+
+/// The pairs of entries closer than their radii's sum that may collide, in a fixed order.
+fn find_pairs(solid: &mut SolidContactState, x: &[Vec2]) {
+    let SolidContactState {
+        rows,
+        radius,
+        body,
+        self_collision,
+        joined,
+        points,
+        grid,
+        pairs,
+        depth,
+        ..
+    } = solid;
+    points.clear();
+    points.extend(rows.iter().map(|&r| x[r as usize]));
+    pairs.clear();
+    let r_max = radius.iter().copied().fold(0.0, f32::max);
+    if r_max <= 0.0 || points.iter().any(|p| !p.is_finite()) {
+        depth.clear();
+        return;
+    }
+    grid.build(points, 2.0 * r_max);
+    for (i, &p) in points.iter().enumerate() {
+        grid.for_each_within(p, radius[i] + r_max, |j, q| {
+            let j = j as usize;
+            if j <= i || (p - q).length() >= radius[i] + radius[j] {
+                return;
+            }
+            if body[i] == body[j] && !self_collision[i] {
+                return;
+            }
+            let (a, b) = (rows[i].min(rows[j]), rows[i].max(rows[j]));
+            if joined.binary_search(&(a, b)).is_ok() {
+                return;
+            }
+            pairs.push((i as u32, j as u32));
+        });
+    }
+    depth.clear();
+    depth.resize(pairs.len(), 0.0);
+}
+
+/// One Gauss-Seidel pass over the pairs: each pushed apart to the sum of its radii.
+fn project_pairs(solid: &mut SolidContactState, x: &mut [Vec2], w: &[f32]) {
+    for (k, &(i, j)) in solid.pairs.iter().enumerate() {
+        let (i, j) = (i as usize, j as usize);
+        let (a, b) = (solid.rows[i] as usize, solid.rows[j] as usize);
+        let total = w[a] + w[b];
+        if total <= 0.0 {
+            continue;
+        }
+        let delta = x[a] - x[b];
+        let length = delta.length();
+        let c = length - (solid.radius[i] + solid.radius[j]);
+        if c >= 0.0 {
+            continue;
+        }
+        let n = if length > 1e-9 {
+            delta / length
+        } else {
+            crate::dynamics::coincident::pair_direction(a, b)
+        };
+        x[a] -= (w[a] / total) * c * n;
+        x[b] += (w[b] / total) * c * n;
+        solid.depth[k] -= c;
+    }
+}
+
+/// Coulomb friction on every pair that was pushed apart in this substep.
+fn apply_friction(solid: &SolidContactState, state: &mut SolverState, dt: f32) {
+    for (k, &(i, j)) in solid.pairs.iter().enumerate() {
+        let depth = solid.depth[k];
+        if depth <= 0.0 {
+            continue;
+        }
+        let (i, j) = (i as usize, j as usize);
+        let (a, b) = (solid.rows[i] as usize, solid.rows[j] as usize);
+        let total = state.w[a] + state.w[b];
+        if total <= 0.0 {
+            continue;
+        }
+        // Where each started the substep: x* − Δt v* (v is still the predicted velocity).
+        let start = |r: usize| state.x_predicted[r] - dt * state.v[r];
+        let relative = (state.x[a] - start(a)) - (state.x[b] - start(b));
+        let Some(n) = (state.x[a] - state.x[b]).try_normalize() else {
+            continue;
+        };
+        let tangential = relative - n * relative.dot(n);
+        let length = tangential.length();
+        if length == 0.0 {
+            continue;
+        }
+        let mu = 0.5 * (solid.friction[i] + solid.friction[j]);
+        let correction = if length < mu * depth {
+            tangential
+        } else {
+            tangential * (mu * depth / length).min(1.0)
+        };
+        state.x[a] -= (state.w[a] / total) * correction;
+        state.x[b] += (state.w[b] / total) * correction;
+    }
+}
+
+/// Contacts between solid particles ([`SolidContacts`], module docs). Part of
+/// [`PbdPlugins`](crate::PbdPlugins).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SolidContactsPlugin;
+
+impl Plugin for SolidContactsPlugin {
+    fn build(&self, app: &mut App) {
+        app.register_type::<SolidContacts>()
+            .init_resource::<SolidContactState>()
+            .add_systems(
+                PbdSchedule,
+                collect_solid_particles
+                    .in_set(PbdPrepared)
+                    .after(copy_particles_in)
+                    .after(crate::constraints::sync::rebuild_constraint_rows),
+            )
+            .add_systems(
+                PbdSubstepSchedule,
+                solve_solid_contacts
+                    .in_set(PbdSubstepSystems::SolveContacts)
+                    .before(crate::collider::contacts::collide_solved)
+                    .run_if(has_solid_contacts),
+            );
+    }
+}
