@@ -63,6 +63,7 @@
 //! | [`FluidPlugin`](fluid::FluidPlugin) | neighbour search, density solve, XSPH, CFL limit, boundary Ψ; [`FluidSettings`](fluid::FluidSettings), [`SolverThreads`] |
 //! | [`ColliderPlugin`](collider::ColliderPlugin) | colliders for particles: Bevy primitives as static or moving obstacles, contacts with friction and restitution |
 //! | [`SolidContactsPlugin`](solid_contacts::SolidContactsPlugin) | contacts between solid particles of bodies with [`SolidContacts`](solid_contacts::SolidContacts), self-collision, friction |
+//! | [`ShapeMatchingPlugin`](shape_matching::ShapeMatchingPlugin) | soft and rigid bodies of particles: shape matching of bodies with [`ShapeMatching`](shape_matching::ShapeMatching) |
 //! | [`BodyPlugin`](body::BodyPlugin) | bodies: the root marker and the relationships to their particles and constraints |
 //! | [`ScenesPlugin`](scenes::ScenesPlugin) | registers the builders' components |
 //! | `PbdPickingPlugin` (feature `picking`) | a `bevy_picking` backend for particles, drag with the mouse |
@@ -196,6 +197,7 @@ pub mod particle;
 pub mod plugins;
 pub mod scenes;
 pub mod schedule;
+pub mod shape_matching;
 pub(crate) mod simd;
 pub mod solid_contacts;
 pub mod stats;
@@ -236,13 +238,14 @@ pub mod prelude {
         InverseMass, KinematicTarget, Particle, ParticlePlugin, Position, Velocity,
     };
     pub use crate::scenes::{
-        ClothBuilder, ClothGrid, ClothParticle, DamBreakBuilder, DamBreakWalls, FixedCorners,
-        RopeBuilder, RopeEnds, ScenesPlugin,
+        BlobBuilder, BlobShape, ClothBuilder, ClothGrid, ClothParticle, DamBreakBuilder,
+        DamBreakWalls, FixedCorners, RopeBuilder, RopeEnds, ScenesPlugin,
     };
     pub use crate::schedule::{
         PbdClock, PbdSchedule, PbdSchedulePlugin, PbdStepSystems, PbdSubstepSchedule,
         PbdSubstepSystems, PbdSystems,
     };
+    pub use crate::shape_matching::{ShapeMatching, ShapeMatchingPlugin, ShapeRest};
     pub use crate::solid_contacts::{SolidContacts, SolidContactsPlugin};
     pub use crate::stats::PbdStats;
     pub use crate::{PbdPlugins, SolverThreads};

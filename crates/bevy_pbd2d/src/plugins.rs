@@ -12,11 +12,12 @@ use crate::fluid::FluidPlugin;
 use crate::particle::ParticlePlugin;
 use crate::scenes::ScenesPlugin;
 use crate::schedule::PbdSchedulePlugin;
+use crate::shape_matching::ShapeMatchingPlugin;
 use crate::solid_contacts::SolidContactsPlugin;
 
 /// All of bevy_pbd2d's plugins, in this order (the crate docs have a table of them):
 /// [`PbdSchedulePlugin`], [`ParticlePlugin`], [`IntegratorPlugin`], [`ConstraintsPlugin`],
-/// [`FluidPlugin`], [`ColliderPlugin`], [`SolidContactsPlugin`], [`BodyPlugin`], [`ScenesPlugin`], and with the `picking` and `debug_render` features the picking backend
+/// [`FluidPlugin`], [`ColliderPlugin`], [`SolidContactsPlugin`], [`ShapeMatchingPlugin`], [`BodyPlugin`], [`ScenesPlugin`], and with the `picking` and `debug_render` features the picking backend
 /// (`PbdPickingPlugin`) and gizmo drawing (`PbdDebugRenderPlugin`).
 ///
 /// The simulation steps once per run of `FixedUpdate` (Δt = `Time<Fixed>::timestep()`), or of
@@ -47,6 +48,7 @@ impl PluginGroup for PbdPlugins {
             .add(FluidPlugin)
             .add(ColliderPlugin)
             .add(SolidContactsPlugin)
+            .add(ShapeMatchingPlugin)
             .add(BodyPlugin)
             .add(ScenesPlugin);
         #[cfg(feature = "avian")]

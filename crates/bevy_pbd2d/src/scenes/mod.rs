@@ -1,9 +1,12 @@
-//! Builders that spawn whole bodies: a cloth, a rope or chain, a dam break.
+//! Builders that spawn whole bodies: a cloth, a rope or chain, a soft or rigid blob, a dam
+//! break.
 
+pub mod blob;
 pub mod cloth;
 pub mod dam_break;
 pub mod rope;
 
+pub use blob::{Blob, BlobBuilder, BlobShape};
 pub use cloth::{Cloth, ClothBuilder, ClothGrid, ClothParticle, FixedCorners};
 pub use dam_break::{DamBreak, DamBreakBuilder, DamBreakWalls};
 pub use rope::{Rope, RopeBody, RopeBuilder, RopeEnds, RopeParticle};
@@ -23,6 +26,7 @@ impl Plugin for ScenesPlugin {
             .register_type::<FixedCorners>()
             .register_type::<RopeParticle>()
             .register_type::<RopeBody>()
-            .register_type::<RopeEnds>();
+            .register_type::<RopeEnds>()
+            .register_type::<BlobShape>();
     }
 }
