@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs one demo (cloth|fluid|playground) under Xvfb for a few seconds, saves a screenshot and checks that
+# Runs one demo (cloth|fluid|playground|solids) under Xvfb for a few seconds, saves a screenshot and checks that
 # it exists and is not blank. Usage: scripts/smoke-demo.sh cloth [out.png]
 set -euo pipefail
 demo="$1"
