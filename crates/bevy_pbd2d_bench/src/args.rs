@@ -2,7 +2,8 @@
 //!
 //! ```text
 //! bevy_pbd2d_bench cloth [--width 40] [--height 30] [--iterations 5] [--substeps 1]
-//!                        [--dt 0.01] [--fixed 2] [--steps 500] [--mass 0.5] [--threads N]
+//!                        [--direct-lines off] [--dt 0.01] [--fixed 2] [--steps 500]
+//!                        [--mass 0.5] [--threads N]
 //!                        [--compare-seed] [--repeat N]
 //! bevy_pbd2d_bench fluid [--width 30] [--height 30] [--dt 0.005] [--max-error 0.1]
 //!                        [--max-iterations 100] [--viscosity 0.05] [--steps 400]
@@ -29,6 +30,9 @@ cloth options (defaults: the PBD demo's):
   --iterations N      constraint iterations per substep, 1..=10000 (5)
   --substeps N        XPBD substeps per step, 1..=1000 (1); the demo has
                       none, so --compare-seed needs 1
+  --direct-lines B    on: solve the cloth's rows and columns directly
+                      (SolverSettings::direct_lines), off: Gauss-Seidel as
+                      the demo, which --compare-seed needs (off)
   --dt S              time step in seconds, > 0 (0.01)
   --fixed N           pinned corners: 1, 2 or 4 (2)
   --steps N           timed steps, >= 1 (500)
@@ -83,6 +87,8 @@ pub struct ClothArgs {
     pub iterations: u32,
     /// XPBD substeps per step.
     pub substeps: u32,
+    /// Whether the cloth's rows and columns are solved directly.
+    pub direct_lines: bool,
     /// Time step (s).
     pub dt: f64,
     /// Number of pinned corners: 1, 2 or 4.
@@ -100,6 +106,7 @@ impl Default for ClothArgs {
             height: 30,
             iterations: 5,
             substeps: 1,
+            direct_lines: false,
             dt: 0.01,
             fixed: 2,
             steps: 500,
@@ -290,6 +297,13 @@ where
             (Scene::Cloth(c), "height") => c.height = v.int(1, 2000)? as u32,
             (Scene::Cloth(c), "iterations") => c.iterations = v.int(1, 10_000)? as u32,
             (Scene::Cloth(c), "substeps") => c.substeps = v.int(1, 1000)? as u32,
+            (Scene::Cloth(c), "direct-lines") => {
+                c.direct_lines = match v.text {
+                    "on" => true,
+                    "off" => false,
+                    _ => return Err(v.error("on or off")),
+                }
+            }
             (Scene::Cloth(c), "dt") => c.dt = v.positive()?,
             (Scene::Cloth(c), "fixed") => {
                 c.fixed = v.int(1, 4)? as u32;
@@ -326,11 +340,11 @@ where
         }
     }
     if let Scene::Cloth(c) = &scene
-        && c.substeps > 1
+        && (c.substeps > 1 || c.direct_lines)
         && compare_seed
     {
         return Err(ArgError(
-            "--compare-seed runs the demo's step, which has no --substeps".into(),
+            "--compare-seed runs the demo's step, which has no --substeps or --direct-lines".into(),
         ));
     }
     if let Scene::Fluid(f) = &mut scene {
@@ -430,6 +444,7 @@ mod tests {
                 height: 30,
                 iterations: 5,
                 substeps: 1,
+                direct_lines: false,
                 dt: 0.01,
                 fixed: 2,
                 steps: 500,
@@ -488,6 +503,7 @@ mod tests {
                     height: 7,
                     iterations: 3,
                     substeps: 1,
+                    direct_lines: false,
                     dt: 0.02,
                     fixed: 4,
                     steps: 9,
@@ -569,6 +585,8 @@ mod tests {
             &["cloth", "--substeps", "0"],
             &["cloth", "--substeps", "1001"],
             &["cloth", "--substeps", "10", "--compare-seed"],
+            &["cloth", "--direct-lines", "on", "--compare-seed"],
+            &["cloth", "--direct-lines", "yes"],
             &["fluid", "--substeps", "2"],
             &["cloth", "--steps", "0"],
             &["cloth", "--mass", "0"],

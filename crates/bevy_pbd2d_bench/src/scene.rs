@@ -116,11 +116,13 @@ fn single_threaded_schedules(app: &mut App) {
 }
 
 /// The PBD demo's cloth: [`ClothBuilder`] defaults (spacing 0.2 m, origin at the top-left
-/// particle) with the command line's size, mass, pinned corners, iterations and substeps.
+/// particle) with the command line's size, mass, pinned corners, iterations, substeps and
+/// line solve.
 fn spawn_cloth(world: &mut World, c: &ClothArgs) -> Result<(), PbdError> {
     let mut settings = world.resource_mut::<SolverSettings>();
     settings.set_iterations(c.iterations)?;
     settings.set_substeps(c.substeps)?;
+    settings.direct_lines = c.direct_lines;
     let builder = ClothBuilder {
         width: c.width,
         height: c.height,

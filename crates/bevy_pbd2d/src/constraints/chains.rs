@@ -27,8 +27,9 @@
 //! A chain is a maximal
 //! path of at least two distance constraints whose inner particles are in exactly two distance
 //! constraints (a rope's links; no particle of a cloth grid of two or more rows and columns
-//! qualifies, so cloth is projected by Gauss-Seidel as in the reference demo). Rings, and paths
-//! that come back to their start, stay with Gauss-Seidel.
+//! qualifies, so cloth is projected by Gauss-Seidel as in the reference demo, unless its rows
+//! and columns are solved as [`lines`](super::lines)). Rings, and paths that come back to their
+//! start, stay with Gauss-Seidel.
 
 use bevy::prelude::*;
 
@@ -165,59 +166,67 @@ impl Chains {
         self.rhs.resize(n, 0.0);
         for &(first, count) in &self.spans {
             let range = first..first + count;
-            // The system at the current positions: n_k, the right-hand side, the diagonal.
-            for k in range.clone() {
-                let [p, q] = self.ends[k].map(|r| r as usize);
-                let delta = x[p] - x[q];
+            let ends = &self.ends[range.clone()];
+            let rest_length = &self.rest_length[range.clone()];
+            let compliance = &self.compliance[range.clone()];
+            let normal = &mut self.normal[range.clone()];
+            let upper = &mut self.upper[range.clone()];
+            let rhs = &mut self.rhs[range.clone()];
+            let chain_lambda = &lambda[range.clone()];
+            // The system at the current positions: n_k, the right-hand side.
+            for (k, (((&[p, q], &d), (&alpha, &l)), (n, r))) in ends
+                .iter()
+                .zip(rest_length)
+                .zip(compliance.iter().zip(chain_lambda))
+                .zip(normal.iter_mut().zip(rhs.iter_mut()))
+                .enumerate()
+            {
+                let delta = x[p as usize] - x[q as usize];
                 let length = delta.length();
-                self.normal[k] = if length > COINCIDENT {
+                *n = if length > COINCIDENT {
                     delta / length
                 } else {
-                    separation_direction(k)
+                    separation_direction(first + k)
                 };
-                self.rhs[k] =
-                    -(length - self.rest_length[k]) - self.compliance[k] * inv_dt2 * lambda[k];
+                *r = -(length - d) - alpha * inv_dt2 * l;
             }
             // Thomas' forward elimination; `upper` becomes c'_k = A_k,k+1 / pivot_k and `rhs`
             // d'_k. A_k,k+1 = A_k+1,k = −w_q n_k · n_k+1, q the particle k and k + 1 share.
-            let mut off_before = 0.0; // A_k,k−1
-            for k in range.clone() {
-                let [p, q] = self.ends[k].map(|r| r as usize);
-                let diagonal = w[p] + w[q] + self.compliance[k] * inv_dt2;
-                let (c_before, d_before) = if k > first {
-                    (self.upper[k - 1], self.rhs[k - 1])
-                } else {
-                    (0.0, 0.0)
-                };
+            let (mut off_before, mut c_before, mut d_before) = (0.0, 0.0, 0.0); // A_k,k−1, c'_k−1, d'_k−1
+            for k in 0..count {
+                let [p, q] = ends[k].map(|r| r as usize);
+                let diagonal = w[p] + w[q] + compliance[k] * inv_dt2;
                 let pivot = diagonal - off_before * c_before;
-                let off_after = if k + 1 < first + count {
-                    -w[q] * self.normal[k].dot(self.normal[k + 1])
-                } else {
-                    0.0
+                let off_after = match normal.get(k + 1) {
+                    Some(next) => -w[q] * normal[k].dot(*next),
+                    None => 0.0,
                 };
-                if pivot > 0.0 && pivot.is_finite() {
-                    self.upper[k] = off_after / pivot;
-                    self.rhs[k] = (self.rhs[k] - off_before * d_before) / pivot;
+                (c_before, d_before) = if pivot > 0.0 && pivot.is_finite() {
+                    (off_after / pivot, (rhs[k] - off_before * d_before) / pivot)
                 } else {
                     // Both ends pinned and rigid: nothing moves, nothing couples.
-                    (self.upper[k], self.rhs[k]) = (0.0, 0.0);
-                }
+                    (0.0, 0.0)
+                };
+                (upper[k], rhs[k]) = (c_before, d_before);
                 off_before = off_after;
             }
             // Back substitution (Δλ in `rhs`), then the corrections.
-            for k in range.clone().rev().skip(1) {
-                self.rhs[k] -= self.upper[k] * self.rhs[k + 1];
+            for k in (0..count - 1).rev() {
+                rhs[k] -= upper[k] * rhs[k + 1];
             }
             if self.stiffness(first, count, w) > MAX_STIFFNESS {
                 self.project_serial(first..first + count, x, w, lambda, inv_dt2);
                 continue;
             }
-            for k in range {
-                let [p, q] = self.ends[k].map(|r| r as usize);
-                let d_lambda = self.rhs[k];
-                lambda[k] += d_lambda;
-                x[p] += w[p] * d_lambda * self.normal[k];
-                x[q] -= w[q] * d_lambda * self.normal[k];
+            let rhs = &self.rhs[range.clone()];
+            let normal = &self.normal[range.clone()];
+            for (((&[p, q], &d_lambda), &n), l) in
+                ends.iter().zip(rhs).zip(normal).zip(&mut lambda[range])
+            {
+                let (p, q) = (p as usize, q as usize);
+                *l += d_lambda;
+                x[p] += w[p] * d_lambda * n;
+                x[q] -= w[q] * d_lambda * n;
             }
         }
     }

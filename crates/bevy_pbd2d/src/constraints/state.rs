@@ -19,7 +19,7 @@ use crate::constraints::tether::TetherRow;
 pub struct ConstraintState {
     /// Distance constraints as rows into the particle arrays: first those projected by
     /// Gauss-Seidel, in colour order, then those of chains, chain by chain in path order
-    /// ([`chains`](super::chains)).
+    /// ([`chains`](super::chains)), then those of lines ([`lines`](super::lines)), line by line.
     pub rows: Vec<DistanceRow>,
     /// The Gauss-Seidel rows laid out for batched projection, with per-step coefficients.
     #[reflect(ignore)]
@@ -51,6 +51,9 @@ pub struct ConstraintState {
     /// The particle row layout the rows were built for
     /// ([`SolverState::rows_generation`](crate::particle::SolverState::rows_generation)).
     pub(crate) particle_rows: Option<u64>,
+    /// The [`SolverSettings::direct_lines`](crate::dynamics::SolverSettings::direct_lines) the
+    /// rows were laid out with.
+    pub(crate) direct_lines: bool,
 }
 
 impl ConstraintState {

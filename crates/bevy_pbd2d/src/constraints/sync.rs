@@ -14,9 +14,11 @@ use crate::constraints::chains::{Chains, find_chains};
 use crate::constraints::colouring::colour_order;
 use crate::constraints::distance::{ConstraintIndex, DistanceConstraint};
 use crate::constraints::distance::{LENGTH_RANGE, check_compliance};
+use crate::constraints::lines::find_lines;
 use crate::constraints::row::DistanceRow;
 use crate::constraints::state::ConstraintState;
 use crate::constraints::tether::{LongRangeAttachment, TetherIndex, TetherRow};
+use crate::dynamics::SolverSettings;
 use crate::particle::order::in_previous_order;
 use crate::particle::sync::changed_since;
 use crate::particle::{Particle, SolverIndex, SolverState};
@@ -77,11 +79,12 @@ type Placed<'w, 's, C, I> = Query<'w, 's, (Entity, &'static C, &'static mut I)>;
 /// Rebuilds constraint, angle and tether rows (in their previous order, new ones last:
 /// `particle::order`) when they or the particles changed (the observers and
 /// [`detect_constraint_edits`] mark them dirty; a new particle row layout is seen by its
-/// generation). Despawns those whose particles no longer exist; those with a disabled particle
-/// get no row until it is enabled again.
+/// generation, a change of [`SolverSettings::direct_lines`] by the flag the layout was made
+/// with). Despawns those whose particles no longer exist; those with a disabled particle get
+/// no row until it is enabled again.
 pub(crate) fn rebuild_constraint_rows(
     mut commands: Commands,
-    state: Res<SolverState>,
+    (state, settings): (Res<SolverState>, Res<SolverSettings>),
     mut rows: ResMut<ConstraintState>,
     mut constraints: Query<(
         Entity,
@@ -93,11 +96,15 @@ pub(crate) fn rebuild_constraint_rows(
     mut angles: Placed<AngleConstraint, AngleIndex>,
     indices: Query<ParticleRow, (With<Particle>, Allow<Disabled>)>,
 ) {
-    if !rows.dirty && rows.particle_rows == Some(state.rows_generation) {
+    if !rows.dirty
+        && rows.particle_rows == Some(state.rows_generation)
+        && rows.direct_lines == settings.direct_lines
+    {
         return;
     }
     let rows = &mut *rows;
     rows.dirty = false;
+    rows.direct_lines = settings.direct_lines;
     rows.particle_rows = Some(state.rows_generation);
     // In their previous order, new ones last (see `particle::order`).
     let order = in_previous_order(tethers.iter().map(|(entity, _, index)| (index.0, entity)));
@@ -193,9 +200,15 @@ pub(crate) fn rebuild_constraint_rows(
             }
         }
     }
-    // Paths of constraints are solved directly, the rest by Gauss-Seidel in colour order:
-    // constraints of one colour share no particle, so they can be projected several at a time.
-    let (chains, rest) = find_chains(&rows.rows, state.len());
+    // Paths of constraints are solved directly (and, if asked, the lines of grids), the rest by
+    // Gauss-Seidel in colour order: constraints of one colour share no particle, so they can be
+    // projected several at a time.
+    let (mut chains, mut rest) = find_chains(&rows.rows, state.len());
+    if settings.direct_lines {
+        let (lines, left) = find_lines(&rows.rows, &rest, state.len());
+        chains.extend(lines);
+        rest = left;
+    }
     rows.chains = Chains::new(&rows.rows, &chains);
     let projected: Vec<DistanceRow> = rest.iter().map(|&k| rows.rows[k]).collect();
     let (order, colours) = colour_order(&projected, state.len());

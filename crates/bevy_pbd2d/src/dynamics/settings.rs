@@ -77,6 +77,14 @@ pub struct SolverSettings {
     /// would otherwise teleport the particle and drag its neighbours through each other,
     /// folding (inverting) cloth so that distance constraints can no longer restore it.
     pub max_kinematic_speed: f32,
+    /// Solve the straight lines of a grid of distance constraints (a cloth's rows and
+    /// columns) directly, as chains are ([`lines`](crate::constraints::lines)): a rigid
+    /// cloth then stretches far less per sweep (the 40 × 30 reference cloth with 10
+    /// substeps of one iteration: 0.09 % instead of 1.7 %), at about four times the cost of a
+    /// Gauss-Seidel projection per line constraint. Default `false`: every
+    /// constraint that is not in a chain is projected by Gauss-Seidel, as in the reference
+    /// demo. Changing it rebuilds the constraint layout at the next step.
+    pub direct_lines: bool,
 }
 
 impl Default for SolverSettings {
@@ -85,6 +93,7 @@ impl Default for SolverSettings {
             substeps: 1,
             iterations: 5,
             max_kinematic_speed: 5.0,
+            direct_lines: false,
         }
     }
 }

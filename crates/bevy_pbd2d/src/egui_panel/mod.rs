@@ -11,7 +11,7 @@
 //! | # particles, # constraints | [`PbdStats`] |
 //! | *scene rows* | added by the app, [`PanelSection::Scene`] |
 //! | Time step size (s) | `Time<Fixed>` via [`set_time_step`] |
-//! | Iterations, substeps | [`SolverSettings::set_iterations`], [`SolverSettings::set_substeps`] (constraint rows) |
+//! | Iterations, substeps, direct lines | [`SolverSettings::set_iterations`], [`SolverSettings::set_substeps`], [`SolverSettings::direct_lines`] (constraint rows) |
 //! | Max. density error (%), max. iterations, viscosity, over-relaxation ω | [`FluidSettings`] setters (fluid rows) |
 //! | Gravity (m/s²) | y component, [`Gravity::set`] |
 //! | *settings rows* | added by the app, [`PanelSection::Settings`] |
@@ -302,6 +302,15 @@ fn settings_rows(
         field_row(ui, "Substeps", substeps, |value: u32| {
             solver.set_substeps(value)
         });
+        ui.label("Direct lines");
+        let mut direct_lines = solver.direct_lines;
+        ui.checkbox(&mut direct_lines, "").on_hover_text(
+            "Solve the cloth's rows and columns exactly each sweep: a rigid cloth barely stretches",
+        );
+        ui.end_row();
+        if direct_lines != solver.direct_lines {
+            solver.direct_lines = direct_lines;
+        }
     }
     if let Some(mut fluid) = fluid.filter(|_| panel.fluid_rows) {
         let f = *fluid;
