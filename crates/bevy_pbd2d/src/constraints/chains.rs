@@ -33,6 +33,7 @@
 
 use bevy::prelude::*;
 
+use crate::constraints::line_bundles::{Bundle, BundleScratch, LineData, solve_bundle};
 use crate::constraints::row::{COINCIDENT, DistanceRow};
 use crate::dynamics::coincident::separation_direction;
 
@@ -50,6 +51,12 @@ pub(crate) struct Chains {
     rest_length: Vec<f32>,
     /// Compliance α (m/N) per chain constraint.
     compliance: Vec<f32>,
+    /// The spans from this one on are lines ([`lines`](super::lines)), solved in `bundles`.
+    lines_from: usize,
+    /// The lines, up to 8 side by side ([`line_bundles`](super::line_bundles)).
+    bundles: Vec<Bundle>,
+    /// Scratch of the bundles' solve.
+    bundle_scratch: BundleScratch,
     /// Scratch: n_k, the eliminated super-diagonal and right-hand side.
     normal: Vec<Vec2>,
     upper: Vec<f32>,
@@ -125,11 +132,20 @@ pub(crate) fn find_chains(
 }
 
 impl Chains {
-    /// The chains of `chains` (from [`find_chains`] on `rows`), whose constraints are numbered
-    /// in that order, chain after chain.
-    pub(crate) fn new(rows: &[DistanceRow], chains: &[(u32, Vec<usize>)]) -> Self {
-        let mut out = Self::default();
-        for (start, path) in chains {
+    /// The chains of `chains` (from [`find_chains`] on `rows`) and the lines of `lines` (from
+    /// [`find_lines`](super::lines::find_lines)), whose constraints are numbered in that order,
+    /// chain after chain, then line after line. Consecutive lines of one class (particle row
+    /// offset) and one length are bundled 8 at a time.
+    pub(crate) fn new(
+        rows: &[DistanceRow],
+        chains: &[(u32, Vec<usize>)],
+        lines: &[(u32, Vec<usize>)],
+    ) -> Self {
+        let mut out = Self {
+            lines_from: chains.len(),
+            ..Self::default()
+        };
+        for (start, path) in chains.iter().chain(lines) {
             out.spans.push((out.ends.len(), path.len()));
             let mut at = *start;
             for &k in path {
@@ -139,6 +155,25 @@ impl Chains {
                 out.rest_length.push(r.rest_length);
                 out.compliance.push(r.compliance);
                 at = next;
+            }
+        }
+        // Bundles: runs of lines of one offset and one length, 8 at most.
+        let key = |(_, path): &(u32, Vec<usize>)| {
+            let r = rows[path[0]];
+            (r.a.abs_diff(r.b), path.len())
+        };
+        let mut span = out.lines_from;
+        for run in lines.chunk_by(|p, q| key(p) == key(q)) {
+            for group in run.chunks(8) {
+                let firsts: Vec<usize> =
+                    (span..span + group.len()).map(|s| out.spans[s].0).collect();
+                let data = LineData {
+                    rest_length: &out.rest_length,
+                    compliance: &out.compliance,
+                };
+                let bundle = Bundle::new(&firsts, group[0].1.len(), &out.ends, &data);
+                out.bundles.push(bundle);
+                span += group.len();
             }
         }
         out
@@ -164,70 +199,100 @@ impl Chains {
         self.normal.resize(n, Vec2::ZERO);
         self.upper.resize(n, 0.0);
         self.rhs.resize(n, 0.0);
-        for &(first, count) in &self.spans {
-            let range = first..first + count;
-            let ends = &self.ends[range.clone()];
-            let rest_length = &self.rest_length[range.clone()];
-            let compliance = &self.compliance[range.clone()];
-            let normal = &mut self.normal[range.clone()];
-            let upper = &mut self.upper[range.clone()];
-            let rhs = &mut self.rhs[range.clone()];
-            let chain_lambda = &lambda[range.clone()];
-            // The system at the current positions: n_k, the right-hand side.
-            for (k, (((&[p, q], &d), (&alpha, &l)), (n, r))) in ends
-                .iter()
-                .zip(rest_length)
-                .zip(compliance.iter().zip(chain_lambda))
-                .zip(normal.iter_mut().zip(rhs.iter_mut()))
-                .enumerate()
-            {
-                let delta = x[p as usize] - x[q as usize];
-                let length = delta.length();
-                *n = if length > COINCIDENT {
-                    delta / length
-                } else {
-                    separation_direction(first + k)
-                };
-                *r = -(length - d) - alpha * inv_dt2 * l;
+        for s in 0..self.lines_from {
+            let (first, count) = self.spans[s];
+            self.solve_span(first, count, x, w, lambda, inv_dt2);
+        }
+        for bundle in &self.bundles {
+            let stiff = solve_bundle(
+                bundle,
+                &mut self.bundle_scratch,
+                x,
+                w,
+                lambda,
+                inv_dt2,
+                MAX_STIFFNESS,
+            );
+            for (lane, (first, count)) in bundle.spans().enumerate() {
+                if stiff & (1 << lane) != 0 {
+                    self.project_serial(first..first + count, x, w, lambda, inv_dt2);
+                }
             }
-            // Thomas' forward elimination; `upper` becomes c'_k = A_k,k+1 / pivot_k and `rhs`
-            // d'_k. A_k,k+1 = A_k+1,k = −w_q n_k · n_k+1, q the particle k and k + 1 share.
-            let (mut off_before, mut c_before, mut d_before) = (0.0, 0.0, 0.0); // A_k,k−1, c'_k−1, d'_k−1
-            for k in 0..count {
-                let [p, q] = ends[k].map(|r| r as usize);
-                let diagonal = w[p] + w[q] + compliance[k] * inv_dt2;
-                let pivot = diagonal - off_before * c_before;
-                let off_after = match normal.get(k + 1) {
-                    Some(next) => -w[q] * normal[k].dot(*next),
-                    None => 0.0,
-                };
-                (c_before, d_before) = if pivot > 0.0 && pivot.is_finite() {
-                    (off_after / pivot, (rhs[k] - off_before * d_before) / pivot)
-                } else {
-                    // Both ends pinned and rigid: nothing moves, nothing couples.
-                    (0.0, 0.0)
-                };
-                (upper[k], rhs[k]) = (c_before, d_before);
-                off_before = off_after;
-            }
-            // Back substitution (Δλ in `rhs`), then the corrections.
-            for k in (0..count - 1).rev() {
-                rhs[k] -= upper[k] * rhs[k + 1];
-            }
-            if self.stiffness(first, count, w) > MAX_STIFFNESS {
-                self.project_serial(first..first + count, x, w, lambda, inv_dt2);
-                continue;
-            }
-            let rhs = &self.rhs[range.clone()];
-            let normal = &self.normal[range.clone()];
-            for (((&[p, q], &d_lambda), &n), l) in
-                ends.iter().zip(rhs).zip(normal).zip(&mut lambda[range])
-            {
-                let (p, q) = (p as usize, q as usize);
-                *l += d_lambda;
-                x[p] += w[p] * d_lambda * n;
-                x[q] -= w[q] * d_lambda * n;
-            }
+        }
+    }
+
+    /// One Newton step of the chain of `count` constraints from `first` (as [`solve`](Self::solve)).
+    fn solve_span(
+        &mut self,
+        first: usize,
+        count: usize,
+        x: &mut [Vec2],
+        w: &[f32],
+        lambda: &mut [f32],
+        inv_dt2: f32,
+    ) {
+        let range = first..first + count;
+        let ends = &self.ends[range.clone()];
+        let rest_length = &self.rest_length[range.clone()];
+        let compliance = &self.compliance[range.clone()];
+        let normal = &mut self.normal[range.clone()];
+        let upper = &mut self.upper[range.clone()];
+        let rhs = &mut self.rhs[range.clone()];
+        let chain_lambda = &lambda[range.clone()];
+        // The system at the current positions: n_k, the right-hand side.
+        for (k, (((&[p, q], &d), (&alpha, &l)), (n, r))) in ends
+            .iter()
+            .zip(rest_length)
+            .zip(compliance.iter().zip(chain_lambda))
+            .zip(normal.iter_mut().zip(rhs.iter_mut()))
+            .enumerate()
+        {
+            let delta = x[p as usize] - x[q as usize];
+            let length = delta.length();
+            *n = if length > COINCIDENT {
+                delta / length
+            } else {
+                separation_direction(first + k)
+            };
+            *r = -(length - d) - alpha * inv_dt2 * l;
+        }
+        // Thomas' forward elimination; `upper` becomes c'_k = A_k,k+1 / pivot_k and `rhs`
+        // d'_k. A_k,k+1 = A_k+1,k = −w_q n_k · n_k+1, q the particle k and k + 1 share.
+        let (mut off_before, mut c_before, mut d_before) = (0.0, 0.0, 0.0); // A_k,k−1, c'_k−1, d'_k−1
+        for k in 0..count {
+            let [p, q] = ends[k].map(|r| r as usize);
+            let diagonal = w[p] + w[q] + compliance[k] * inv_dt2;
+            let pivot = diagonal - off_before * c_before;
+            let off_after = match normal.get(k + 1) {
+                Some(next) => -w[q] * normal[k].dot(*next),
+                None => 0.0,
+            };
+            (c_before, d_before) = if pivot > 0.0 && pivot.is_finite() {
+                (off_after / pivot, (rhs[k] - off_before * d_before) / pivot)
+            } else {
+                // Both ends pinned and rigid: nothing moves, nothing couples.
+                (0.0, 0.0)
+            };
+            (upper[k], rhs[k]) = (c_before, d_before);
+            off_before = off_after;
+        }
+        // Back substitution (Δλ in `rhs`), then the corrections.
+        for k in (0..count - 1).rev() {
+            rhs[k] -= upper[k] * rhs[k + 1];
+        }
+        if self.stiffness(first, count, w) > MAX_STIFFNESS {
+            self.project_serial(first..first + count, x, w, lambda, inv_dt2);
+            return;
+        }
+        let rhs = &self.rhs[range.clone()];
+        let normal = &self.normal[range.clone()];
+        for (((&[p, q], &d_lambda), &n), l) in
+            ends.iter().zip(rhs).zip(normal).zip(&mut lambda[range])
+        {
+            let (p, q) = (p as usize, q as usize);
+            *l += d_lambda;
+            x[p] += w[p] * d_lambda * n;
+            x[q] -= w[q] * d_lambda * n;
         }
     }
 
@@ -381,7 +446,7 @@ mod tests {
             let expected = dense_step(&rows, &x, &w, 1e4);
             let (chains, rest) = find_chains(&rows, x.len());
             assert!(rest.is_empty(), "one chain: {rest:?}");
-            let mut solver = Chains::new(&rows, &chains);
+            let mut solver = Chains::new(&rows, &chains, &[]);
             let mut y = x.clone();
             let mut lambda = vec![0.0; rows.len()];
             solver.solve(&mut y, &w, &mut lambda, 1e4);
@@ -405,7 +470,7 @@ mod tests {
         let (x, w) = bent_chain(2e-2);
         let rows = path(12, 0.0);
         let (chains, _) = find_chains(&rows, x.len());
-        let mut solver = Chains::new(&rows, &chains);
+        let mut solver = Chains::new(&rows, &chains, &[]);
         let (mut y, mut lambda) = (x.clone(), vec![0.0; 12]);
         solver.solve(&mut y, &w, &mut lambda, 1e4);
         let (mut z, mut serial) = (x.clone(), vec![0.0; 12]);

@@ -4,7 +4,7 @@
 //!
 //! Gauss-Seidel carries a correction about one constraint per projection, so a rigid cloth
 //! hanging from two corners stays stretched where the whole weight meets the pins: the
-//! reference cloth (40 × 30, α = 0) stretches 1.7 % with 10 substeps of one sweep and 28 % with
+//! reference cloth (40 × 30, α = 0) stretches 1.6 % with 10 substeps of one sweep and 28 % with
 //! one of five. A line of a grid is a path, and its constraints' system matrix is tridiagonal
 //! however many other constraints its particles are in; solving each line exactly in turn
 //! (line, or block, Gauss-Seidel: the lines are the blocks, solved with Thomas' algorithm as a
@@ -16,12 +16,14 @@
 //! limit, [`chains`](super::chains)) and fall back to Gauss-Seidel there: 7.8 % with 4, 13 %
 //! with 3.
 //!
-//! Cost: a line is solved one constraint after another (a serial recurrence), about four
-//! times the cost per constraint of the 8-lane Gauss-Seidel projection. At equal stretch the
-//! lines are still cheaper: 5 substeps with lines (0.36 %) cost 0.44 ms per step against
-//! 0.52 ms for 20 of Gauss-Seidel (0.43 %), 10 with lines (0.09 %) 0.90 ms against 1.0 ms for 40
-//! (0.11 %) (development build, one thread). Solving 8 lines at a time on SIMD lanes is the
-//! next step.
+//! Cost: Thomas' recurrence runs along a line, one constraint after another, so the lines of
+//! one class are solved 8 side by side (module `line_bundles`), with their
+//! positions gathered and scattered lane by lane; a line constraint still costs several times
+//! a batched Gauss-Seidel projection. Per step of the reference cloth (release build, 2
+//! threads, 2 runs each): 5 substeps with lines (0.36 %) 0.22–0.24 ms against 0.18–0.27 ms for
+//! 20 of Gauss-Seidel (0.43 %); 10 with lines (0.09 %) 0.35–0.39 ms; the reference's 1 × 5
+//! (28 %) 0.041–0.049 ms. Loading a bundle's particles four rows per vector where they are
+//! consecutive (a cloth's columns), as the Gauss-Seidel batches do, is what is left to gain.
 //!
 //! A line is a maximal path of at least two constraints of one class (the same particle row
 //! offset |b − a|, as the grid's horizontal, vertical or diagonal edges have), each starting
@@ -124,7 +126,7 @@ mod tests {
     }
 
     /// The reference cloth's rows for a `w` × `h` grid: horizontal, vertical, diagonal pairs.
-    fn grid(w: u32, h: u32) -> Vec<DistanceRow> {
+    pub(super) fn grid(w: u32, h: u32) -> Vec<DistanceRow> {
         let mut rows = Vec::new();
         for i in 0..h {
             for j in 0..w - 1 {
@@ -168,6 +170,51 @@ mod tests {
         }
         let diagonals = vertical_rows + ((h - 1) * w) as usize;
         assert_eq!(rest, (diagonals..rows.len()).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn bundled_lines_move_exactly_as_lines_solved_one_after_another() {
+        // 11 × 4: 4 rows of 10 constraints (a bundle of 4 lanes), 11 columns of 3 (8 + 3),
+        // unequal masses, a pinned corner, some compliance, a coincident pair and one column
+        // pulled far enough for the stiffness fallback.
+        use crate::constraints::chains::Chains;
+        use bevy::prelude::Vec2;
+        let (w, h) = (11u32, 4u32);
+        let mut rows = grid(w, h);
+        for (k, r) in rows.iter_mut().enumerate() {
+            r.rest_length = if r.b - r.a == 1 || r.b - r.a == w {
+                0.1
+            } else {
+                0.1414
+            };
+            r.compliance = if k % 3 == 0 { 1e-4 } else { 0.0 };
+        }
+        let n = (w * h) as usize;
+        let mut x: Vec<Vec2> = (0..n)
+            .map(|i| {
+                let (row, col) = ((i / w as usize) as f32, (i % w as usize) as f32);
+                Vec2::new(0.1 * col + 0.003 * (i as f32 * 1.3).sin(), -0.1 * row)
+            })
+            .collect();
+        x[5 + w as usize] = x[5]; // a coincident pair in column 5
+        x[3 * w as usize + 9].y -= 0.08; // column 9 pulled: a stiff step
+        let inv_mass: Vec<f32> = (0..n)
+            .map(|i| if i == 0 { 0.0 } else { 1.0 + (i % 4) as f32 })
+            .collect();
+        let all: Vec<usize> = (0..rows.len()).collect();
+        let (lines, _) = find_lines(&rows, &all, n);
+        let mut bundled = Chains::new(&rows, &[], &lines);
+        let mut one_by_one = Chains::new(&rows, &lines, &[]);
+        let m = bundled.len();
+        let (mut x1, mut l1) = (x.clone(), vec![1e-4f32; m]);
+        let (mut x2, mut l2) = (x.clone(), vec![1e-4f32; m]);
+        for _ in 0..3 {
+            bundled.solve(&mut x1, &inv_mass, &mut l1, 1e4);
+            one_by_one.solve(&mut x2, &inv_mass, &mut l2, 1e4);
+        }
+        assert_ne!(x1, x, "the lines moved the particles");
+        assert_eq!(x1, x2, "positions");
+        assert_eq!(l1, l2, "λ");
     }
 
     #[test]

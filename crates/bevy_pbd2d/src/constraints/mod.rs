@@ -10,6 +10,7 @@ pub(crate) mod colouring;
 mod colouring_tests;
 pub mod distance;
 pub(crate) mod lane_positions;
+pub(crate) mod line_bundles;
 pub mod lines;
 pub mod row;
 pub mod state;

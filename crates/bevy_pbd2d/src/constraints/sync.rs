@@ -203,17 +203,21 @@ pub(crate) fn rebuild_constraint_rows(
     // Paths of constraints are solved directly (and, if asked, the lines of grids), the rest by
     // Gauss-Seidel in colour order: constraints of one colour share no particle, so they can be
     // projected several at a time.
-    let (mut chains, mut rest) = find_chains(&rows.rows, state.len());
+    let (chains, mut rest) = find_chains(&rows.rows, state.len());
+    let mut lines = Vec::new();
     if settings.direct_lines {
-        let (lines, left) = find_lines(&rows.rows, &rest, state.len());
-        chains.extend(lines);
-        rest = left;
+        (lines, rest) = find_lines(&rows.rows, &rest, state.len());
     }
-    rows.chains = Chains::new(&rows.rows, &chains);
+    rows.chains = Chains::new(&rows.rows, &chains, &lines);
     let projected: Vec<DistanceRow> = rest.iter().map(|&k| rows.rows[k]).collect();
     let (order, colours) = colour_order(&projected, state.len());
     let layout: Vec<usize> = (order.iter().map(|&k| rest[k]))
-        .chain(chains.iter().flat_map(|(_, path)| path.iter().copied()))
+        .chain(
+            chains
+                .iter()
+                .chain(&lines)
+                .flat_map(|(_, path)| path.iter().copied()),
+        )
         .collect();
     rows.rows = layout.iter().map(|&k| rows.rows[k]).collect();
     rows.entities = layout.iter().map(|&k| rows.entities[k]).collect();
