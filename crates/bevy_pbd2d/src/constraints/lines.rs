@@ -27,8 +27,10 @@
 //!
 //! Not yet robust to hard drags: the reference cloth at 10 × 1 with a bottom particle pulled
 //! 1 m down and 0.5 m aside, then let go, is still 56 % stretched 3 s later (Gauss-Seidel:
-//! 4.3 %). A line's linear Newton step ignores the tension's geometric stiffness; under large
-//! strains it can fold the line, and the chains' stiffness limit does not catch every case.
+//! 4.3 %). The cause is not known yet: with the stiffness limit lowered from 0.6 to 0.03 (lines
+//! near the drag fall back to Gauss-Seidel) it stays 52 % stretched, so it is not the linear
+//! step alone; the stiffer cloth may fold under the drag and, without self-contacts
+//! ([`SolidContacts`](crate::solid_contacts::SolidContacts)), stay folded.
 //!
 //! A line is a maximal path of at least two constraints of one class (the same particle row
 //! offset |b − a|, as the grid's horizontal, vertical or diagonal edges have), each starting

@@ -83,8 +83,8 @@ pub struct SolverSettings {
     /// substeps of one iteration: 0.09 % instead of 1.6 %; as stiff as Gauss-Seidel with four
     /// times the substeps, at about the same cost). Known weakness: after a hard drag (a
     /// bottom particle of that cloth pulled 1 m down and 0.5 m aside at 10 × 1, then let go)
-    /// the cloth stays 56 % stretched 3 s later, where Gauss-Seidel recovers to 4.3 %: under
-    /// large strains a line's linear step can fold it. Default `false`: every
+    /// the cloth stays 56 % stretched 3 s later, where Gauss-Seidel recovers to 4.3 %
+    /// (cause not known yet, [`lines`](crate::constraints::lines)). Default `false`: every
     /// constraint that is not in a chain is projected by Gauss-Seidel, as in the reference
     /// demo. Changing it rebuilds the constraint layout at the next step.
     pub direct_lines: bool,
