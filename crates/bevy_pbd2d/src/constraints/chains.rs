@@ -33,7 +33,7 @@
 
 use bevy::prelude::*;
 
-use crate::constraints::line_bundles::{Bundle, BundleScratch, LineData, solve_bundle};
+use crate::constraints::line_bundles::{Bundle, BundleScratch, solve_bundle};
 use crate::constraints::row::{COINCIDENT, DistanceRow};
 use crate::dynamics::coincident::separation_direction;
 
@@ -167,11 +167,13 @@ impl Chains {
             for group in run.chunks(8) {
                 let firsts: Vec<usize> =
                     (span..span + group.len()).map(|s| out.spans[s].0).collect();
-                let data = LineData {
-                    rest_length: &out.rest_length,
-                    compliance: &out.compliance,
-                };
-                let bundle = Bundle::new(&firsts, group[0].1.len(), &out.ends, &data);
+                let bundle = Bundle::new(
+                    &firsts,
+                    group[0].1.len(),
+                    &out.ends,
+                    &out.rest_length,
+                    &out.compliance,
+                );
                 out.bundles.push(bundle);
                 span += group.len();
             }

@@ -33,8 +33,15 @@ pub(crate) struct Bundle {
 
 impl Bundle {
     /// A bundle of the lines starting at chain constraints `firsts` (1 ..= 8 of them), each of
-    /// `len` constraints with path particles `ends` (per chain constraint, path order).
-    pub(crate) fn new(firsts: &[usize], len: usize, ends: &[[u32; 2]], data: &LineData) -> Self {
+    /// `len` constraints with path particles `ends`, rest lengths d (m) `rest_length` and
+    /// compliances α (m/N) `compliance` (per chain constraint, path order).
+    pub(crate) fn new(
+        firsts: &[usize],
+        len: usize,
+        ends: &[[u32; 2]],
+        rest_length: &[f32],
+        compliance: &[f32],
+    ) -> Self {
         debug_assert!((1..=LANES).contains(&firsts.len()) && len >= 1);
         let mut first = [firsts[0]; LANES];
         first[..firsts.len()].copy_from_slice(firsts);
@@ -63,8 +70,8 @@ impl Bundle {
             len,
             first,
             particles,
-            rest_length: (0..len).map(|k| lanes_of(data.rest_length, k)).collect(),
-            compliance: (0..len).map(|k| lanes_of(data.compliance, k)).collect(),
+            rest_length: (0..len).map(|k| lanes_of(rest_length, k)).collect(),
+            compliance: (0..len).map(|k| lanes_of(compliance, k)).collect(),
         }
     }
 
@@ -84,13 +91,6 @@ pub(crate) struct BundleScratch {
     ny: Vec<f32x8>,
     upper: Vec<f32x8>,
     rhs: Vec<f32x8>,
-}
-
-/// What a [`Bundle`] takes of the chain constraints: rest lengths d (m) and compliances α
-/// (m/N), per chain constraint.
-pub(crate) struct LineData<'a> {
-    pub(crate) rest_length: &'a [f32],
-    pub(crate) compliance: &'a [f32],
 }
 
 /// Lane l of the result is `f(l)`.
@@ -129,17 +129,8 @@ pub(crate) fn solve_bundle(
             }
         }));
     }
+    // The chain constraint at path position k of each lane.
     let at = |k: usize| -> [usize; LANES] { bundle.first.map(|f| f + k) };
-    let per_constraint = |values: &[f32], k: usize, idle_value: f32| {
-        let index = at(k);
-        lanes(|l| {
-            if l < bundle.lanes {
-                values[index[l]]
-            } else {
-                idle_value
-            }
-        })
-    };
     s.nx.resize(len, f32x8::ZERO);
     s.ny.resize(len, f32x8::ZERO);
     s.upper.resize(len, f32x8::ZERO);
@@ -148,6 +139,7 @@ pub(crate) fn solve_bundle(
     let dt2 = f32x8::splat(inv_dt2);
     // The system at the current positions: n_k, the right-hand side.
     for k in 0..len {
+        let index = at(k);
         let (dx, dy) = (s.x[k] - s.x[k + 1], s.y[k] - s.y[k + 1]);
         let length = (dx * dx + dy * dy).sqrt();
         let separated = length.simd_gt(coincident);
@@ -155,7 +147,6 @@ pub(crate) fn solve_bundle(
         if !separated.all() {
             let (mut xs, mut ys) = (nx.to_array(), ny.to_array());
             let mask = separated.to_bitmask();
-            let index = at(k);
             for l in (0..LANES).filter(|&l| mask & (1 << l) == 0) {
                 let n = separation_direction(index[l]);
                 (xs[l], ys[l]) = (n.x, n.y);
@@ -163,7 +154,13 @@ pub(crate) fn solve_bundle(
             (nx, ny) = (f32x8::new(xs), f32x8::new(ys));
         }
         let (d, alpha) = (bundle.rest_length[k], bundle.compliance[k]);
-        let l_old = per_constraint(lambda, k, 0.0);
+        let l_old = lanes(|l| {
+            if l < bundle.lanes {
+                lambda[index[l]]
+            } else {
+                0.0
+            }
+        });
         s.nx[k] = nx;
         s.ny[k] = ny;
         s.rhs[k] = -(length - d) - alpha * dt2 * l_old;
