@@ -25,12 +25,13 @@
 //! (28 %) 0.041–0.049 ms. Loading a bundle's particles four rows per vector where they are
 //! consecutive (a cloth's columns), as the Gauss-Seidel batches do, is what is left to gain.
 //!
-//! Not yet robust to hard drags: the reference cloth at 10 × 1 with a bottom particle pulled
-//! 1 m down and 0.5 m aside, then let go, is still 56 % stretched 3 s later (Gauss-Seidel:
-//! 4.3 %). The cause is not known yet: with the stiffness limit lowered from 0.6 to 0.03 (lines
-//! near the drag fall back to Gauss-Seidel) it stays 52 % stretched, so it is not the linear
-//! step alone; the stiffer cloth may fold under the drag and, without self-contacts
-//! ([`SolidContacts`](crate::solid_contacts::SolidContacts)), stay folded.
+//! Hard drags fold it: the reference cloth at 10 × 1 with a bottom particle pulled 1 m down and
+//! 0.5 m aside for 2 s, then let go, is still 54 % stretched 3 s later (Gauss-Seidel: 6.6 %),
+//! with 4 inverted cells. The stiffer cloth passed through itself under the drag, and a fold is
+//! a state distance constraints cannot undo (the stretch is not an unconverged solve: with the
+//! stiffness limit lowered from 0.6 to 0.03 it stays). With self-collision
+//! ([`SolidContacts`](crate::solid_contacts::SolidContacts), particles of 9 cm) it cannot fold
+//! and recovers to 2.5 % (`tests/lines.rs`). Cloth that is dragged hard wants self-collision.
 //!
 //! A line is a maximal path of at least two constraints of one class (the same particle row
 //! offset |b − a|, as the grid's horizontal, vertical or diagonal edges have), each starting
