@@ -217,6 +217,7 @@ proptest! {
             viscosity,
             cfl_number,
             over_relaxation,
+            ..default()
         };
         let builder = DamBreakBuilder { width, height, origin, ..default() };
         let mut app = app(0.005);

@@ -46,6 +46,10 @@ fluid options (defaults: the PBF demo's):
   --viscosity C       XSPH coefficient, 0..=1 (0.05)
   --relaxation W      over-relaxation factor of the density corrections, not
                       in the reference demo, (0, 1.9] (1)
+  --resort N          steps between re-sorts of the fluid rows by grid cell,
+                      0: never, as the demo (0)
+  --warmup N          untimed steps before the timed ones, >= 1
+                      (min(20, steps))
   --steps N           timed steps, >= 1 (400)
   --walls W           the box: `samples` (the demo's boundary samples) or
                       `colliders` (a ParticleCollider polyline on the same
@@ -132,6 +136,10 @@ pub struct FluidArgs {
     pub viscosity: f64,
     /// Over-relaxation factor ω of the density corrections (not in the reference demo).
     pub relaxation: f64,
+    /// Steps between re-sorts of the fluid rows, 0: never (`--resort`).
+    pub resort: u32,
+    /// Untimed steps before the timed ones (`--warmup`; default min(20, steps)).
+    pub warmup: Option<u32>,
     /// Timed steps.
     pub steps: u32,
     /// Whether the box is a collider (`--walls colliders`) instead of boundary samples.
@@ -150,6 +158,8 @@ impl Default for FluidArgs {
             max_iterations: 100,
             viscosity: 0.05,
             relaxation: 1.0,
+            resort: 0,
+            warmup: None,
             steps: 400,
             collider_walls: false,
             bodies: 0,
@@ -191,9 +201,15 @@ impl Scene {
         }
     }
 
-    /// Untimed warm-up steps run first, as in `seed-bench.js`: min(20, steps).
+    /// Untimed warm-up steps run first: as in `seed-bench.js`, min(20, steps), unless the
+    /// fluid's `--warmup` says otherwise.
     pub fn warmup_steps(&self) -> u32 {
-        self.steps().min(20)
+        match self {
+            Scene::Fluid(FluidArgs {
+                warmup: Some(w), ..
+            }) => *w,
+            _ => self.steps().min(20),
+        }
     }
 }
 
@@ -320,6 +336,8 @@ where
             (Scene::Fluid(f), "max-iterations") => f.max_iterations = v.int(1, 10_000)? as u32,
             (Scene::Fluid(f), "viscosity") => f.viscosity = v.float_in(0.0, 1.0)?,
             (Scene::Fluid(f), "relaxation") => f.relaxation = v.float_in(1e-6, 1.9)?,
+            (Scene::Fluid(f), "resort") => f.resort = v.int(0, u32::MAX as u64)? as u32,
+            (Scene::Fluid(f), "warmup") => f.warmup = Some(v.int(1, u32::MAX as u64)? as u32),
             (Scene::Fluid(f), "steps") => f.steps = v.int(1, u32::MAX as u64)? as u32,
             (Scene::Fluid(f), "bodies") => {
                 f.bodies = v.int(0, 1000)? as u32;
@@ -351,6 +369,11 @@ where
         if f.bodies > 0 && compare_seed {
             return Err(ArgError(
                 "--compare-seed runs the demo's scene, which has no --bodies".into(),
+            ));
+        }
+        if (f.resort > 0 || f.warmup.is_some()) && compare_seed {
+            return Err(ArgError(
+                "--compare-seed runs the demo's scene, which has no --resort or --warmup".into(),
             ));
         }
         if f.bodies > 0 && !f.collider_walls {
@@ -465,6 +488,8 @@ mod tests {
                 max_iterations: 100,
                 viscosity: 0.05,
                 relaxation: 1.0,
+                resort: 0,
+                warmup: None,
                 steps: 400,
                 collider_walls: false,
                 bodies: 0,
@@ -531,6 +556,10 @@ mod tests {
             "1",
             "--relaxation",
             "1.5",
+            "--resort",
+            "50",
+            "--warmup",
+            "7",
             "--steps",
             "60",
             "--walls",
@@ -548,6 +577,8 @@ mod tests {
                 max_iterations: 7,
                 viscosity: 1.0,
                 relaxation: 1.5,
+                resort: 50,
+                warmup: Some(7),
                 steps: 60,
                 collider_walls: true,
                 bodies: 0,
@@ -607,6 +638,10 @@ mod tests {
             &["fluid", "--viscosity", "-0.1"],
             &["fluid", "--relaxation", "0"],
             &["fluid", "--relaxation", "2"],
+            &["fluid", "--resort", "-1"],
+            &["fluid", "--resort", "10", "--compare-seed"],
+            &["fluid", "--warmup", "0"],
+            &["cloth", "--warmup", "5"],
             &["fluid", "--max-error", "-1"],
             &["fluid", "--max-iterations", "0"],
             &["fluid", "--max-iterations", "10001"],

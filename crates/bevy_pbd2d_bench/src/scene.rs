@@ -143,6 +143,7 @@ fn spawn_fluid(world: &mut World, f: &FluidArgs) -> Result<(), PbdError> {
         settings.set_max_iterations(f.max_iterations)?;
         settings.set_viscosity(f.viscosity as f32)?;
         settings.set_over_relaxation(f.relaxation as f32)?;
+        settings.resort_interval = f.resort;
         *settings
     };
     let builder = DamBreakBuilder {

@@ -19,6 +19,7 @@ pub(crate) mod grid;
 pub(crate) mod kernel;
 pub(crate) mod neighbor_lists;
 pub(crate) mod neighbors;
+pub mod resort;
 pub mod settings;
 pub(crate) mod slots;
 pub mod viscosity;
@@ -37,7 +38,7 @@ use crate::dynamics::integrator::{predict, update_velocities};
 use crate::fluid::density::DensityState;
 use crate::fluid::viscosity::XsphState;
 use crate::parallel::{SolverThreads, apply_helper_linger};
-use crate::particle::sync::copy_particles_in;
+use crate::particle::sync::{copy_particles_in, rebuild_particle_rows};
 use crate::schedule::{
     PbdPrepared, PbdSchedule, PbdStepSystems, PbdSubstepSchedule, PbdSubstepSystems, StepChecks,
 };
@@ -88,6 +89,9 @@ impl Plugin for FluidPlugin {
                     .chain()
                     .in_set(PbdPrepared)
                     .after(copy_particles_in),
+                resort::resort_fluid_rows
+                    .in_set(PbdPrepared)
+                    .before(rebuild_particle_rows),
                 (viscosity::apply_xsph_viscosity, cfl::limit_fluid_speed)
                     .chain()
                     .in_set(PbdStepSystems::ApplyViscosity),
