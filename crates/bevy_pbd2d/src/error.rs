@@ -77,11 +77,14 @@ pub enum PbdError {
         /// What is wrong with it, e.g. "a polygon needs at least 3 vertices".
         reason: &'static str,
     },
-    /// A scene would contain more particles than [`MAX_PARTICLES`].
-    #[error("{requested} particles requested; at most {MAX_PARTICLES} are allowed")]
+    /// A scene would contain more particles than its builder's limit ([`MAX_PARTICLES`] by
+    /// default).
+    #[error("{requested} particles requested; at most {limit} are allowed")]
     TooManyParticles {
         /// How many particles the scene would have.
         requested: u64,
+        /// The limit it exceeds.
+        limit: u64,
     },
 }
 
@@ -181,9 +184,17 @@ pub fn in_range(name: &'static str, value: u32, min: u32, max: u32) -> Result<u3
 
 /// `Ok(count)` when `count ≤ MAX_PARTICLES`, else [`PbdError::TooManyParticles`].
 pub fn particle_budget(count: u64) -> Result<u64, PbdError> {
-    if count <= MAX_PARTICLES {
+    particle_budget_within(count, MAX_PARTICLES)
+}
+
+/// `Ok(count)` when `count ≤ limit`, else [`PbdError::TooManyParticles`].
+pub fn particle_budget_within(count: u64, limit: u64) -> Result<u64, PbdError> {
+    if count <= limit {
         Ok(count)
     } else {
-        Err(PbdError::TooManyParticles { requested: count })
+        Err(PbdError::TooManyParticles {
+            requested: count,
+            limit,
+        })
     }
 }

@@ -133,3 +133,36 @@ fn a_dam_break_re_sorted_every_20_steps_settles_correctly() {
     let (_, height) = dam_break_settles_correctly_in_3_seconds(settings, DamBreakWalls::Samples);
     println!("re-sorted: settled height {height} of area conservation");
 }
+
+/// Issue 21 item 1: Chebyshev acceleration (ρ = 0.95) settles the dam break as plain Jacobi
+/// does (containment, density error, height) in fewer iterations; with ω > 1 it is refused.
+#[test]
+fn a_chebyshev_accelerated_dam_break_settles_correctly_in_fewer_iterations() {
+    let accelerated = FluidSettings {
+        chebyshev: Some(0.95),
+        ..default()
+    };
+    let (fast, height) =
+        dam_break_settles_correctly_in_3_seconds(accelerated, DamBreakWalls::Samples);
+    let (plain, _) =
+        dam_break_settles_correctly_in_3_seconds(FluidSettings::default(), DamBreakWalls::Samples);
+    println!("iterations per step: {fast} with Chebyshev, {plain} plain; height {height}");
+    assert!(fast < 0.6 * plain, "Chebyshev {fast}, plain {plain}");
+    for (rho, omega) in [(0.95, 1.6), (1.0, 1.0), (0.3, 1.0), (f32::NAN, 1.0)] {
+        let settings = FluidSettings {
+            chebyshev: Some(rho),
+            over_relaxation: omega,
+            ..default()
+        };
+        assert!(settings.validate().is_err(), "ρ = {rho}, ω = {omega}");
+    }
+    // The setters refuse the same and change nothing.
+    let mut settings = accelerated;
+    assert!(settings.set_over_relaxation(1.6).is_err());
+    assert!(settings.set_chebyshev(Some(0.99)).is_err());
+    assert_eq!(settings, accelerated);
+    let mut relaxed = FluidSettings::default();
+    relaxed.set_over_relaxation(1.6).unwrap();
+    assert!(relaxed.set_chebyshev(Some(0.95)).is_err());
+    assert_eq!(relaxed.chebyshev, None);
+}

@@ -50,6 +50,9 @@ fluid options (defaults: the PBF demo's):
                       0: never, as the demo (0)
   --warmup N          untimed steps before the timed ones, >= 1
                       (min(20, steps))
+  --chebyshev RHO     Chebyshev acceleration of the density iterations with
+                      spectral radius RHO in [0.5, 0.98], needs --relaxation
+                      <= 1; `off`: plain Jacobi, as the demo (off)
   --steps N           timed steps, >= 1 (400)
   --walls W           the box: `samples` (the demo's boundary samples) or
                       `colliders` (a ParticleCollider polyline on the same
@@ -140,6 +143,9 @@ pub struct FluidArgs {
     pub resort: u32,
     /// Untimed steps before the timed ones (`--warmup`; default min(20, steps)).
     pub warmup: Option<u32>,
+    /// Chebyshev acceleration's spectral radius ρ, or `None`: the demo's plain Jacobi
+    /// (`--chebyshev`).
+    pub chebyshev: Option<f64>,
     /// Timed steps.
     pub steps: u32,
     /// Whether the box is a collider (`--walls colliders`) instead of boundary samples.
@@ -160,6 +166,7 @@ impl Default for FluidArgs {
             relaxation: 1.0,
             resort: 0,
             warmup: None,
+            chebyshev: None,
             steps: 400,
             collider_walls: false,
             bodies: 0,
@@ -338,6 +345,13 @@ where
             (Scene::Fluid(f), "relaxation") => f.relaxation = v.float_in(1e-6, 1.9)?,
             (Scene::Fluid(f), "resort") => f.resort = v.int(0, u32::MAX as u64)? as u32,
             (Scene::Fluid(f), "warmup") => f.warmup = Some(v.int(1, u32::MAX as u64)? as u32),
+            (Scene::Fluid(f), "chebyshev") => {
+                f.chebyshev = match v.text {
+                    "off" => None,
+                    // FluidSettings::validate refuses what is outside its range, with the reason.
+                    _ => Some(v.float_in(0.0, 1.0)?),
+                }
+            }
             (Scene::Fluid(f), "steps") => f.steps = v.int(1, u32::MAX as u64)? as u32,
             (Scene::Fluid(f), "bodies") => {
                 f.bodies = v.int(0, 1000)? as u32;
@@ -371,9 +385,11 @@ where
                 "--compare-seed runs the demo's scene, which has no --bodies".into(),
             ));
         }
-        if (f.resort > 0 || f.warmup.is_some()) && compare_seed {
+        if (f.resort > 0 || f.warmup.is_some() || f.chebyshev.is_some()) && compare_seed {
             return Err(ArgError(
-                "--compare-seed runs the demo's scene, which has no --resort or --warmup".into(),
+                "--compare-seed runs the demo's scene and solve, which have no --resort, \
+                 --warmup or --chebyshev"
+                    .into(),
             ));
         }
         if f.bodies > 0 && !f.collider_walls {
@@ -490,6 +506,7 @@ mod tests {
                 relaxation: 1.0,
                 resort: 0,
                 warmup: None,
+                chebyshev: None,
                 steps: 400,
                 collider_walls: false,
                 bodies: 0,
@@ -560,6 +577,8 @@ mod tests {
             "50",
             "--warmup",
             "7",
+            "--chebyshev",
+            "0.9",
             "--steps",
             "60",
             "--walls",
@@ -579,6 +598,7 @@ mod tests {
                 relaxation: 1.5,
                 resort: 50,
                 warmup: Some(7),
+                chebyshev: Some(0.9),
                 steps: 60,
                 collider_walls: true,
                 bodies: 0,
@@ -641,6 +661,8 @@ mod tests {
             &["fluid", "--resort", "-1"],
             &["fluid", "--resort", "10", "--compare-seed"],
             &["fluid", "--warmup", "0"],
+            &["fluid", "--chebyshev", "1.5"],
+            &["fluid", "--chebyshev", "0.9", "--compare-seed"],
             &["cloth", "--warmup", "5"],
             &["fluid", "--max-error", "-1"],
             &["fluid", "--max-iterations", "0"],

@@ -295,7 +295,8 @@ pub fn fluid_line(world: &World, f: &FluidArgs, threads: usize, m: &Measurement)
             4,
         )
         .rounded("sim_time", stats.sim_time, 4)
-        .int("resort", f.resort as u64);
+        .int("resort", f.resort as u64)
+        .number("chebyshev", f.chebyshev.unwrap_or(0.0));
     // The solve's wall time per particle and iteration (ns): what the rows' order costs.
     let particle_iterations = m.avg_fluid_iterations * state.fluid_count as f64;
     let o = match particle_iterations > 0.0 {

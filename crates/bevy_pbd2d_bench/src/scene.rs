@@ -144,6 +144,8 @@ fn spawn_fluid(world: &mut World, f: &FluidArgs) -> Result<(), PbdError> {
         settings.set_viscosity(f.viscosity as f32)?;
         settings.set_over_relaxation(f.relaxation as f32)?;
         settings.resort_interval = f.resort;
+        settings.chebyshev = f.chebyshev.map(|rho| rho as f32);
+        settings.validate()?;
         *settings
     };
     let builder = DamBreakBuilder {
@@ -154,6 +156,8 @@ fn spawn_fluid(world: &mut World, f: &FluidArgs) -> Result<(), PbdError> {
         } else {
             DamBreakWalls::Samples
         },
+        // The command line's sizes (up to 2000 × 2000) are meant.
+        max_particles: u64::MAX,
         ..default()
     };
     let dam_break = builder.spawn(&mut world.commands(), &settings)?;

@@ -40,6 +40,7 @@ pub mod widgets;
 use widgets::{field_row, label_row};
 
 use crate::dynamics::settings::{Gravity, SolverSettings, set_time_step};
+use crate::error::PbdError;
 use crate::fluid::FluidSettings;
 use crate::schedule::PbdClock;
 use crate::stats::{PbdStats, STEP_TIME};
@@ -328,6 +329,15 @@ fn settings_rows(
         });
         field_row(ui, "Over-relaxation ω", f.over_relaxation, |value: f32| {
             fluid.set_over_relaxation(value)
+        });
+        let rho = f.chebyshev.unwrap_or(0.0);
+        field_row(ui, "Chebyshev ρ (0: off)", rho, |value: f32| {
+            fluid.set_chebyshev((value != 0.0).then_some(value))
+        });
+        // Any count is valid (0: never).
+        field_row(ui, "Re-sort rows every", f.resort_interval, |value: u32| {
+            fluid.resort_interval = value;
+            Ok::<(), PbdError>(())
         });
     }
     let g = gravity.0;

@@ -31,6 +31,24 @@ fn builders_refuse_zero_and_huge_sizes_with_a_message() {
         assert!(!err.to_string().is_empty());
     }
     const { assert!(MAX_PARTICLES < 1_000_000) };
+    // Raised on purpose, the limit lets a 1000 × 1000 dam break (1 012 000 particles and
+    // samples) through, and names itself when exceeded.
+    let big = DamBreakBuilder {
+        width: 1000,
+        height: 1000,
+        max_particles: 1_100_000,
+        ..default()
+    };
+    assert!(big.validate().is_ok());
+    let over = DamBreakBuilder {
+        max_particles: 1_000_000,
+        ..big
+    };
+    let message = over.validate().unwrap_err().to_string();
+    assert!(
+        message.contains("1012000") && message.contains("1000000"),
+        "{message}"
+    );
     // A refused builder spawns nothing.
     let mut app = app(0.01);
     let spawned = spawn(&mut app, |c| {

@@ -26,6 +26,10 @@ pub(crate) struct Fluid<'a> {
     pub inv_rest_density: f32,
     pub epsilon: f32,
     pub over_relaxation: f32,
+    /// Chebyshev weight w_k of correction k ([`FluidSettings::chebyshev`]; empty: none).
+    ///
+    /// [`FluidSettings::chebyshev`]: crate::fluid::FluidSettings::chebyshev
+    pub chebyshev: &'a [f32],
     /// Longest correction ω Δxᵢ of one iteration (m): [`MAX_STEP_RADII`] r.
     pub max_step: f32,
     pub boundary_x: &'a [Vec2],

@@ -175,6 +175,7 @@ fn density_and_correction_have_the_same_bits_on_every_path_and_the_direct_sums()
         // ~300 m⁻² here).
         epsilon: 100.0,
         over_relaxation: 1.0,
+        chebyshev: &[],
         max_step: f32::INFINITY,
         boundary_x: &boundary_x,
         boundary_psi: &boundary_psi,

@@ -46,6 +46,8 @@ const CORRECTION: u32 = 1;
 const SWAPPED: u32 = 2;
 /// Phase bit of the solve: the first density pass, which also builds each chunk's slots.
 const FIRST: u32 = 4;
+/// The phase id's iteration count (corrections done before this phase) starts at this bit.
+const ITERATION: u32 = 1 << 8;
 
 /// The data the blocks of a solve share (see [`run_phases`]).
 struct Shared<'s, 'a> {
@@ -113,6 +115,10 @@ impl Fluid<'_> {
                 let groups = corrected.chunks_mut(GROUP).zip(w.chunks(GROUP));
                 let (omega, max) = (<V as Lanes8>::splat(self.over_relaxation), self.max_step);
                 let mut applied = s.push.map(|(_, applied)| applied.block_mut(block.clone()));
+                // Chebyshev: x^(k+1) = w_k (x̂^(k+1) − x^(k−1)) + x^(k−1) for correction k,
+                // where the buffer written still holds x^(k−1) (module docs).
+                let k = (phase / ITERATION) as usize;
+                let chebyshev = self.chebyshev.get(k).copied().unwrap_or(1.0);
                 for (g, (corrected, w)) in groups.enumerate().take(slots.groups()) {
                     let (dx, dy) = self.correction_group_of::<V>(slots, g, rows);
                     let (sx, sy) = (omega * dx, omega * dy);
@@ -120,6 +126,7 @@ impl Fluid<'_> {
                     let long = (sx * sx + sy * sy).gt_bits(<V as Lanes8>::splat(max * max));
                     let (sx, sy) = (sx.to_f32x8().to_array(), sy.to_f32x8().to_array());
                     for (l, (next, &wi)) in corrected.iter_mut().zip(w).enumerate() {
+                        let older = *next;
                         *next = x[block.start + g * GROUP + l];
                         let part = applied.as_deref_mut().map(|a| &mut a[g * GROUP + l]);
                         if wi > 0.0 {
@@ -133,6 +140,12 @@ impl Fluid<'_> {
                             } else {
                                 step
                             };
+                            // Only rows whose constraint is active (compressed, λ ≠ 0): an
+                            // extrapolated free row would fly off (module docs).
+                            let row = block.start + g * GROUP + l;
+                            if chebyshev != 1.0 && (*rows.add(row)).lambda != 0.0 {
+                                *next = older + chebyshev * (*next - older);
+                            }
                         }
                     }
                 }
@@ -204,6 +217,13 @@ pub(super) fn solve_on(
     scratch.boundary_push.resize(tracked, Vec2::ZERO);
     scratch.push_applied.clear();
     scratch.push_applied.resize(tracked, 1.0);
+    // Chebyshev weights by correction (0-based), when accelerated and the boundary push is
+    // not tracked (module docs).
+    let weights = &mut scratch.chebyshev_weights;
+    weights.clear();
+    if let Some(rho) = settings.chebyshev.filter(|_| !scratch.track_boundary_push) {
+        weights.extend(chebyshev_weights(rho, settings.max_iterations as usize + 1));
+    }
     let fluid = Fluid {
         kernel: CubicSpline::new(settings.support_radius),
         mass: settings.particle_mass(),
@@ -211,6 +231,7 @@ pub(super) fn solve_on(
         inv_rest_density: 1.0 / settings.rest_density,
         epsilon: settings.epsilon,
         over_relaxation: settings.over_relaxation,
+        chebyshev: &scratch.chebyshev_weights,
         max_step: MAX_STEP_RADII * settings.particle_radius,
         boundary_x: &state.boundary_x,
         boundary_psi: &state.boundary_psi,
@@ -294,7 +315,7 @@ pub(super) fn solve_on(
                     return FINISHED;
                 }
                 iterations += 1;
-                (phase ^ SWAPPED) & !FIRST
+                ((phase ^ SWAPPED) & !FIRST) + ITERATION
             },
         );
     } else {
@@ -302,7 +323,7 @@ pub(super) fn solve_on(
             if phase & CORRECTION != 0 {
                 iterations += 1;
                 // The density pass of the buffer just written.
-                return (phase ^ SWAPPED) & !(CORRECTION | FIRST);
+                return ((phase ^ SWAPPED) & !(CORRECTION | FIRST)) + ITERATION;
             }
             if ends_after(phase, iterations) {
                 FINISHED
@@ -315,6 +336,21 @@ pub(super) fn solve_on(
         state.x[..n].copy_from_slice(&scratch.positions);
     }
     (iterations, error as f32)
+}
+
+/// The Chebyshev semi-iterative weights w_k of corrections k = 0 .. `count` for spectral radius
+/// `rho` (\[Wan15\] eq. 11, from the second correction on): w_0 = 1, w_1 = 2/(2 − ρ²),
+/// w_(k+1) = 4/(4 − ρ² w_k).
+pub(super) fn chebyshev_weights(rho: f32, count: usize) -> impl Iterator<Item = f32> {
+    let rho2 = rho * rho;
+    (0..count).scan(1.0f32, move |w, k| {
+        *w = match k {
+            0 => 1.0,
+            1 => 2.0 / (2.0 - rho2),
+            _ => 4.0 / (4.0 - rho2 * *w),
+        };
+        Some(*w)
+    })
 }
 
 /// For each block of `chunks`, the first and the last block holding one of its rows' fluid

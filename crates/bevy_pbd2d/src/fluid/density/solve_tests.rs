@@ -335,10 +335,16 @@ fn the_pipelines_have_the_bits_of_the_phases() {
         over_relaxation: 1.6,
         ..default
     };
+    // Chebyshev reads the positions two iterations back from the buffer it writes.
+    let chebyshev = FluidSettings {
+        chebyshev: Some(0.95),
+        ..default
+    };
     for (settings, squeeze, ends) in [
         (&default, 0.01, "within the tolerance"),
         (&capped, 0.01, "at the cap"),
         (&relaxed, 0.01, "within the tolerance, ω = 1.6"),
+        (&chebyshev, 0.01, "within the tolerance, Chebyshev"),
         (&default, 0.0, "at once (no correction)"),
     ] {
         let pipeline = solved(settings, squeeze, PIPELINE);
@@ -425,4 +431,23 @@ fn one_iteration_moves_a_particle_at_most_the_step_cap() {
             "along the Newton step: {step}"
         );
     }
+}
+
+#[test]
+fn chebyshev_weights_follow_the_recurrence_and_approach_their_limit() {
+    let rho = 0.95f32;
+    let w: Vec<f32> = chebyshev_weights(rho, 200).collect();
+    assert_eq!(w[0], 1.0);
+    assert!((w[1] - 2.0 / (2.0 - rho * rho)).abs() < 1e-6);
+    for k in 2..w.len() {
+        assert!((w[k] - 4.0 / (4.0 - rho * rho * w[k - 1])).abs() < 1e-6);
+    }
+    // Between 1 and 2, falling from w_1 to the optimal SOR factor 2 / (1 + √(1 − ρ²)).
+    let limit = 2.0 / (1.0 + (1.0 - rho * rho).sqrt());
+    assert!(
+        w[1..]
+            .windows(2)
+            .all(|p| p[1] <= p[0] && p[1] >= 1.0 && p[0] < 2.0)
+    );
+    assert!((w[199] - limit).abs() < 1e-4, "{} vs {limit}", w[199]);
 }

@@ -53,6 +53,9 @@ pub struct DensityState {
     /// Per fluid row, when tracked: the fraction of its last correction that was applied (1,
     /// or less where it was cut; scratch).
     pub(crate) push_applied: Vec<f32>,
+    /// The Chebyshev weight of each correction of a solve (scratch; empty without
+    /// [`FluidSettings::chebyshev`](crate::fluid::FluidSettings::chebyshev)).
+    pub(crate) chebyshev_weights: Vec<f32>,
 }
 
 /// The ∇W scratch buffers of the pipelines, one ring per
