@@ -8,7 +8,7 @@ use bevy::prelude::*;
 use bevy_pbd2d::constraints::ConstraintState;
 use bevy_pbd2d::fluid::density::DensityState;
 use bevy_pbd2d::particle::SolverState;
-use bevy_pbd2d::prelude::{FluidSettings, PbdStats};
+use bevy_pbd2d::prelude::{DamBreakBuilder, FluidSettings, PbdStats};
 
 use crate::args::{ClothArgs, FluidArgs};
 use crate::measure::{Measurement, PhaseAverages, peak_rss_mb};
@@ -256,6 +256,19 @@ pub fn fluid_figures(
     }
 }
 
+/// The fluid's median height over an incompressible one's
+/// ([`DamBreakBuilder::median_height_ratio`]).
+fn median_height_ratio(world: &World, f: &FluidArgs) -> Option<f32> {
+    let settings = world.resource::<FluidSettings>();
+    let state = world.resource::<SolverState>();
+    let builder = DamBreakBuilder {
+        width: f.width,
+        height: f.height,
+        ..default()
+    };
+    builder.median_height_ratio(settings, &state.x[..state.fluid_count])
+}
+
 /// The fluid line: `seed-bench.js fluid`'s keys, then the bench's.
 pub fn fluid_line(world: &World, f: &FluidArgs, threads: usize, m: &Measurement) -> String {
     let state = world.resource::<SolverState>();
@@ -295,6 +308,11 @@ pub fn fluid_line(world: &World, f: &FluidArgs, threads: usize, m: &Measurement)
             4,
         )
         .rounded("sim_time", stats.sim_time, 4)
+        .rounded(
+            "median_height_ratio",
+            median_height_ratio(world, f).map_or(f64::NAN, f64::from),
+            4,
+        )
         .int("resort", f.resort as u64)
         .number("chebyshev", f.chebyshev.unwrap_or(0.0));
     // The solve's wall time per particle and iteration (ns): what the rows' order costs.

@@ -143,6 +143,23 @@ impl DamBreakBuilder {
         )
     }
 
+    /// How high the fluid at `positions` (m) stands, as its particles' median height above the
+    /// floor over the median an incompressible fluid would settle to (1: settled at rest
+    /// density; below 1: compressed). Area conservation: W·H particles of area (2r)² spread
+    /// over the box's inner width, whose walls and floor are r inside their sample centres;
+    /// a settled layer's median particle is at half its height. `None` without particles.
+    pub fn median_height_ratio(&self, settings: &FluidSettings, positions: &[Vec2]) -> Option<f32> {
+        let (lo, hi) = self.box_bounds(settings);
+        let r = settings.particle_radius;
+        let d = 2.0 * r;
+        let column = (self.width * self.height) as f32 * d * d / ((hi.x - lo.x) - d);
+        let floor = lo.y + r;
+        let mut heights: Vec<f32> = positions.iter().map(|p| p.y - floor).collect();
+        heights.sort_by(f32::total_cmp);
+        let median = *heights.get(heights.len() / 2)?;
+        Some(median / (0.5 * column))
+    }
+
     /// Spawns the dam break: a root entity, and the fluid particles (w = 1/m) and boundary
     /// samples related to it ([`ParticleOf`]).
     ///

@@ -130,11 +130,35 @@ impl Lcg {
     }
 }
 
+/// The fluid positions the last neighbour search ran on (m), recorded by
+/// [`record_searched_positions`]: contacts later in the substep move the particles and
+/// shift `x_predicted` with them, so neither is what the lists were built from.
+#[derive(Resource, Default)]
+pub struct SearchedPositions(pub Vec<Vec2>);
+
+/// Records [`SearchedPositions`] in every substep, right after the neighbour search.
+pub fn record_searched_positions(app: &mut App) {
+    fn record(state: Res<SolverState>, mut out: ResMut<SearchedPositions>) {
+        out.0.clear();
+        out.0.extend_from_slice(&state.x[..state.fluid_count]);
+    }
+    app.init_resource::<SearchedPositions>().add_systems(
+        PbdSubstepSchedule,
+        record
+            .after(PbdSubstepSystems::FindNeighbors)
+            .before(PbdSubstepSystems::SolveConstraints),
+    );
+}
+
 /// Where the last step's fluid neighbour lists differ from a brute-force search over the
-/// predicted positions (pairs closer than h): the first differing particle and both lists.
+/// positions they were built from ([`record_searched_positions`] must have been called): the
+/// first differing particle and both lists (pairs closer than h).
 pub fn neighbours_unlike_brute_force(app: &App, h: f32) -> Option<(usize, Vec<u32>, Vec<u32>)> {
-    let state = solver(app);
-    let x = &state.x_predicted[..state.fluid_count];
+    let x = &app
+        .world()
+        .get_resource::<SearchedPositions>()
+        .expect("record_searched_positions(app) first")
+        .0;
     let neighbors = app.world().resource::<NeighborState>();
     (0..x.len()).find_map(|i| {
         let mut found = neighbors.fluid_neighbors(i).to_vec();

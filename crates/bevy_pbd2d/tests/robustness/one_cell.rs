@@ -12,6 +12,7 @@ use crate::common::*;
 fn five_hundred_particles_in_one_cell() {
     let dt = 0.005;
     let mut app = app(dt);
+    record_searched_positions(&mut app);
     app.world_mut().resource_mut::<Gravity>().0 = Vec2::ZERO;
     let settings = FluidSettings::default();
     let h = settings.support_radius;
