@@ -58,6 +58,14 @@ pub(crate) fn resort_fluid_rows(
     );
     // By cell, then by row so far (new particles, u32::MAX, last in their cell).
     keys.sort_unstable_by_key(|&(cell, row, entity)| (cell, row, entity));
+    // Already in that order (or no fluid): nothing to rebuild.
+    if keys
+        .iter()
+        .enumerate()
+        .all(|(rank, key)| key.1 == rank as u32)
+    {
+        return;
+    }
     for (rank, &(_, _, entity)) in keys.iter().enumerate() {
         if let Ok((_, _, mut index)) = fluid.get_mut(entity) {
             index.0 = rank as u32;

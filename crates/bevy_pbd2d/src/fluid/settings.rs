@@ -58,7 +58,11 @@ pub struct FluidSettings {
     /// blew the 30 × 30 dam break apart. With ρ = 0.95 the 100 × 100 dam break meets the 0.1 %
     /// tolerance in 22.6 iterations per step in steps 11–20 instead of 59.2, 12.7 instead of
     /// 42 after 1 000 steps; the 30 × 30 one in 6.1 instead of 13.6
-    /// ([`density`](crate::fluid::density) module docs). Not in the reference demo.
+    /// ([`density`](crate::fluid::density) module docs). Not applied while the avian coupling
+    /// tracks the boundary push ([`DensityState::track_boundary_push`]): with dynamic bodies
+    /// in the water the solve is plain Jacobi. Not in the reference demo.
+    ///
+    /// [`DensityState::track_boundary_push`]: crate::fluid::density::DensityState::track_boundary_push
     ///
     /// \[Wan15\] Huamin Wang: A Chebyshev Semi-Iterative Approach for Accelerating Projective
     /// and Position-based Dynamics, SIGGRAPH Asia 2015.
@@ -109,12 +113,14 @@ impl FluidSettings {
     /// tolerance, Chebyshev acceleration (ρ = 0.9) and the rows re-sorted every 100 steps.
     ///
     /// What it buys, 2 threads: the 100 × 100 dam break after 10 s stands at 1.003 of an
-    /// incompressible fluid's median height (the reference: 1.004) in 7.1 iterations and
-    /// 2.3 ms per step (the reference: 42.2 and 9.3 ms); the 30 × 30 one needs 2.9 iterations
+    /// incompressible fluid's median height (the reference: 1.004) in 7.1–7.4 iterations and
+    /// 2.3–2.7 ms per step (the reference: 42.2 and 9.3 ms); the 30 × 30 one needs 2.9 iterations
     /// per step over 3 s (12.5). Looser is not safe: at 1 % (with or without Chebyshev) or at
     /// 0.5 % with ρ = 0.95 the dam break gained energy and still splashed after 3–10 s
     /// (median height 1.08–2.4 times an incompressible fluid's). \[Wan15\] on
-    /// [`chebyshev`](Self::chebyshev).
+    /// [`chebyshev`](Self::chebyshev). With avian bodies in the water the solve is plain
+    /// Jacobi (see there), which at 0.3 % needs about twice the iterations (14.5 against 7.1
+    /// in the same 100 × 100 measurement).
     pub fn game() -> Self {
         Self {
             max_density_error_percent: 0.3,

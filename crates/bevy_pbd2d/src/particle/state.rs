@@ -8,7 +8,10 @@
 //! arrays (cache-friendly, parallel); [`PbdStepSystems::Writeback`](crate::PbdStepSystems::Writeback)
 //! copies positions and velocities back.
 //! The entity ↔ row maps are rebuilt only when particles are added, removed, disabled or
-//! enabled (boundary samples: also when they move or the fluid settings change).
+//! enabled, and when the fluid rows are re-sorted
+//! ([`FluidSettings::resort_interval`](crate::fluid::FluidSettings::resort_interval));
+//! boundary samples also when they move or the fluid settings change. Read a particle's row
+//! from its [`SolverIndex`](crate::particle::SolverIndex) in the step it is used.
 
 use bevy::ecs::change_detection::Tick;
 use bevy::prelude::*;

@@ -127,7 +127,8 @@ impl Fluid<'_> {
                     let (sx, sy) = (sx.to_f32x8().to_array(), sy.to_f32x8().to_array());
                     for (l, (next, &wi)) in corrected.iter_mut().zip(w).enumerate() {
                         let older = *next;
-                        *next = x[block.start + g * GROUP + l];
+                        let current = x[block.start + g * GROUP + l];
+                        *next = current;
                         let part = applied.as_deref_mut().map(|a| &mut a[g * GROUP + l]);
                         if wi > 0.0 {
                             let step = Vec2::new(sx[l], sy[l]);
@@ -141,10 +142,12 @@ impl Fluid<'_> {
                                 step
                             };
                             // Only rows whose constraint is active (compressed, λ ≠ 0): an
-                            // extrapolated free row would fly off (module docs).
+                            // extrapolated free row would fly off (module docs). The move
+                            // stays within the cap.
                             let row = block.start + g * GROUP + l;
-                            if chebyshev != 1.0 && (*rows.add(row)).lambda != 0.0 {
-                                *next = older + chebyshev * (*next - older);
+                            if chebyshev != 1.0 && !cut && (*rows.add(row)).lambda != 0.0 {
+                                let extrapolated = older + chebyshev * (*next - older);
+                                *next = current + (extrapolated - current).clamp_length_max(max);
                             }
                         }
                     }

@@ -388,6 +388,31 @@ fn the_pipelines_have_the_bits_of_the_phases() {
     }
 }
 
+/// One fluid particle 10⁻⁴ m above a floor sample of the dam break's box (and the box's
+/// samples), and where it starts.
+fn above_a_floor_sample(settings: &FluidSettings) -> (SolverState, Vec2) {
+    let scene = DamBreakBuilder::default();
+    let floor = scene.boundary_positions(settings)[60];
+    let start = floor + Vec2::new(0.0, 1e-4);
+    let mut state = SolverState {
+        x: vec![start],
+        boundary_x: scene.boundary_positions(settings),
+        fluid_count: 1,
+        w: vec![1.0 / settings.particle_mass()],
+        ..default()
+    };
+    let mut boundary_grid = SpatialHashGrid::default();
+    boundary_grid.build(&state.boundary_x, settings.support_radius);
+    let kernel = CubicSpline::new(settings.support_radius);
+    state.boundary_psi = pseudo_masses(
+        &state.boundary_x,
+        &boundary_grid,
+        &kernel,
+        settings.rest_density,
+    );
+    (state, start)
+}
+
 /// One iteration of a particle 10⁻⁴ m above a floor sample, where ∇C nearly vanishes while C > 0:
 /// its Newton step is ~100 r long; the iteration moves it by [`MAX_STEP_RADII`] r, along the
 /// same direction (up, away from the floor), on every schedule.
@@ -398,26 +423,8 @@ fn one_iteration_moves_a_particle_at_most_the_step_cap() {
         ..default()
     };
     let r = settings.particle_radius;
-    let scene = DamBreakBuilder::default();
-    let floor = scene.boundary_positions(&settings)[60];
-    let start = floor + Vec2::new(0.0, 1e-4);
     for schedule in [PIPELINE, PIPELINES, PHASES] {
-        let mut state = SolverState {
-            x: vec![start],
-            boundary_x: scene.boundary_positions(&settings),
-            fluid_count: 1,
-            w: vec![1.0 / settings.particle_mass()],
-            ..default()
-        };
-        let mut boundary_grid = SpatialHashGrid::default();
-        boundary_grid.build(&state.boundary_x, settings.support_radius);
-        let kernel = CubicSpline::new(settings.support_radius);
-        state.boundary_psi = pseudo_masses(
-            &state.boundary_x,
-            &boundary_grid,
-            &kernel,
-            settings.rest_density,
-        );
+        let (mut state, start) = above_a_floor_sample(&settings);
         let (mut chunks, mut scratch) = (Vec::new(), DensityState::default());
         solve_state(&settings, &mut state, &mut chunks, &mut scratch, schedule);
         let step = state.x[0] - start;
@@ -430,6 +437,34 @@ fn one_iteration_moves_a_particle_at_most_the_step_cap() {
             step.y > 0.99 * step.length(),
             "along the Newton step: {step}"
         );
+    }
+}
+
+/// The particle of [`one_iteration_moves_a_particle_at_most_the_step_cap`] with Chebyshev
+/// acceleration (ρ = 0.98, the largest accepted) and n iterations: n cut steps, each within
+/// the cap (extrapolating a cut step would move it up to 4.3 r in one iteration).
+#[test]
+fn chebyshev_iterations_stay_within_the_step_cap() {
+    for iterations in [2, 3, 5] {
+        let settings = FluidSettings {
+            max_iterations: iterations,
+            chebyshev: Some(0.98),
+            ..default()
+        };
+        let r = settings.particle_radius;
+        for schedule in [PIPELINE, PIPELINES, PHASES] {
+            let (mut state, start) = above_a_floor_sample(&settings);
+            let (mut chunks, mut scratch) = (Vec::new(), DensityState::default());
+            let (done, _) = solve_state(&settings, &mut state, &mut chunks, &mut scratch, schedule);
+            let moved = (state.x[0] - start).length();
+            let bound = done as f32 * MAX_STEP_RADII * r;
+            assert!(
+                moved <= bound * (1.0 + 1e-5),
+                "{done} iterations moved it {} r (cap {} r each)",
+                moved / r,
+                MAX_STEP_RADII
+            );
+        }
     }
 }
 
