@@ -8,10 +8,11 @@ use bevy::prelude::*;
 use bevy_pbd2d::constraints::ConstraintState;
 use bevy_pbd2d::fluid::density::DensityState;
 use bevy_pbd2d::particle::SolverState;
-use bevy_pbd2d::prelude::{DamBreakBuilder, FluidSettings, PbdStats};
+use bevy_pbd2d::prelude::{FluidSettings, PbdStats};
 
 use crate::args::{ClothArgs, FluidArgs};
 use crate::measure::{Measurement, PhaseAverages, peak_rss_mb};
+use crate::scene::dam_break_builder;
 
 /// A JSON object written field by field on one line.
 #[derive(Debug)]
@@ -257,16 +258,11 @@ pub fn fluid_figures(
 }
 
 /// The fluid's median height over an incompressible one's
-/// ([`DamBreakBuilder::median_height_ratio`]).
+/// (`DamBreakBuilder::median_height_ratio`).
 fn median_height_ratio(world: &World, f: &FluidArgs) -> Option<f32> {
     let settings = world.resource::<FluidSettings>();
     let state = world.resource::<SolverState>();
-    let builder = DamBreakBuilder {
-        width: f.width,
-        height: f.height,
-        ..default()
-    };
-    builder.median_height_ratio(settings, &state.x[..state.fluid_count])
+    dam_break_builder(f).median_height_ratio(settings, &state.x[..state.fluid_count])
 }
 
 /// The fluid line: `seed-bench.js fluid`'s keys, then the bench's.

@@ -134,6 +134,22 @@ fn spawn_cloth(world: &mut World, c: &ClothArgs) -> Result<(), PbdError> {
     Ok(())
 }
 
+/// The command line's dam break: its block size and walls, at any size the line accepts (up to
+/// 2000 × 2000, past the builder's default limit).
+pub fn dam_break_builder(f: &FluidArgs) -> DamBreakBuilder {
+    DamBreakBuilder {
+        width: f.width,
+        height: f.height,
+        walls: if f.collider_walls {
+            DamBreakWalls::Collider
+        } else {
+            DamBreakWalls::Samples
+        },
+        max_particles: u64::MAX,
+        ..default()
+    }
+}
+
 /// The PBF demo's dam break: [`DamBreakBuilder`] with the command line's block size and
 /// [`FluidSettings`] defaults except tolerance, iteration cap and viscosity.
 fn spawn_fluid(world: &mut World, f: &FluidArgs) -> Result<(), PbdError> {
@@ -144,22 +160,10 @@ fn spawn_fluid(world: &mut World, f: &FluidArgs) -> Result<(), PbdError> {
         settings.set_viscosity(f.viscosity as f32)?;
         settings.set_over_relaxation(f.relaxation as f32)?;
         settings.resort_interval = f.resort;
-        settings.chebyshev = f.chebyshev.map(|rho| rho as f32);
-        settings.validate()?;
+        settings.set_chebyshev(f.chebyshev.map(|rho| rho as f32))?;
         *settings
     };
-    let builder = DamBreakBuilder {
-        width: f.width,
-        height: f.height,
-        walls: if f.collider_walls {
-            DamBreakWalls::Collider
-        } else {
-            DamBreakWalls::Samples
-        },
-        // The command line's sizes (up to 2000 × 2000) are meant.
-        max_particles: u64::MAX,
-        ..default()
-    };
+    let builder = dam_break_builder(f);
     let dam_break = builder.spawn(&mut world.commands(), &settings)?;
     if f.bodies > 0 {
         world.flush();

@@ -1,18 +1,19 @@
 //! Fluid rows re-sorted by grid cell now and then ([`FluidSettings::resort_interval`]).
 //!
-//! The density solve walks the fluid rows in blocks of 64 and
-//! reads each row's neighbours' positions and λ by row index: it runs fastest when neighbours
-//! in space are neighbours in the rows, as a freshly spawned block of fluid is. As the fluid
-//! mixes, its rows lose that order and every neighbour read goes further in memory: the
-//! 100 × 100 dam break's solve costs 19.5 ns per particle-iteration after 1 500 steps against
-//! 10.8–11.4 in its first steps, and 13.6–14.1 re-sorted every 10 to 100 steps (2 threads;
-//! the bench README's table). A re-sort puts the rows back in the order of their grid cell (cells of the
-//! support radius h, (⌊y/h⌋, ⌊x/h⌋) row-major, as the dam break spawns its particles; rows of one
-//! cell keep their order), through the particles' [`SolverIndex`]: the rows are then rebuilt as
-//! after a spawn, from the components, so no particle moves and the entity ↔ row map stays
-//! right. Row-major rather than a Z-order curve (not tried): a Z-order curve puts some
-//! neighbours half the fluid apart in the rows, which would lengthen the pipelined solve's
-//! reach ([`density`](crate::fluid::density)).
+//! The density solve walks the fluid rows in blocks of 64 and reads each row's neighbours'
+//! positions and λ by row index: it runs fastest when neighbours in space are neighbours in the
+//! rows, as a freshly spawned block of fluid is. As the fluid mixes, its rows lose that order
+//! and every neighbour read goes further in memory: the 100 × 100 dam break's solve costs
+//! 19.5 ns per particle-iteration after 1 500 steps against 10.8–11.4 in its first steps, and
+//! 13.6–14.1 re-sorted every 10 to 100 steps (2 threads; the bench README's table).
+//!
+//! A re-sort puts the rows back in the order of their grid cell (cells of the support radius h,
+//! (⌊y/h⌋, ⌊x/h⌋) row-major, as the dam break spawns its particles; rows of one cell keep their
+//! order), through the particles' [`SolverIndex`]: the rows are then rebuilt as after a spawn,
+//! from the components, so no particle moves and the entity ↔ row map stays right. Row-major
+//! rather than a Z-order curve (not tried): a Z-order curve puts some neighbours half the fluid
+//! apart in the rows, which would lengthen the pipelined solve's reach
+//! ([`density`](crate::fluid::density)).
 //!
 //! The order decides the bits of the results (the sums run in row order), so a re-sort changes
 //! them, the same way for any thread count. Off by default (the PBF demo's rows).
