@@ -6,6 +6,7 @@
 
 use bevy::prelude::*;
 use bevy_pbd2d::constraints::ConstraintState;
+use bevy_pbd2d::fluid::NeighborState;
 use bevy_pbd2d::fluid::density::DensityState;
 use bevy_pbd2d::particle::SolverState;
 use bevy_pbd2d::prelude::{FluidSettings, PbdStats};
@@ -257,6 +258,22 @@ pub fn fluid_figures(
     }
 }
 
+/// Fluid neighbours per fluid particle in the last step's lists, and the share of the density
+/// solve's fluid slots they fill: its passes take the rows 8 at a time and walk their lists
+/// side by side, so a group costs as many slots as its longest list.
+fn neighbour_figures(neighbors: &NeighborState, rows: usize) -> (f64, f64) {
+    const GROUP: usize = 8;
+    let (mut pairs, mut slots) = (0usize, 0usize);
+    for start in (0..rows).step_by(GROUP) {
+        let lengths = (start..rows.min(start + GROUP)).map(|i| neighbors.fluid_neighbors(i).len());
+        let (sum, longest) = lengths.fold((0, 0), |(s, m), l| (s + l, m.max(l)));
+        pairs += sum;
+        slots += GROUP * longest;
+    }
+    let per_particle = pairs as f64 / rows.max(1) as f64;
+    (per_particle, pairs as f64 / slots.max(1) as f64)
+}
+
 /// The fluid's median height over an incompressible one's
 /// (`DamBreakBuilder::median_height_ratio`).
 fn median_height_ratio(world: &World, f: &FluidArgs) -> Option<f32> {
@@ -271,6 +288,8 @@ pub fn fluid_line(world: &World, f: &FluidArgs, threads: usize, m: &Measurement)
     let stats = world.resource::<PbdStats>();
     let rest_density = world.resource::<FluidSettings>().rest_density as f64;
     let fig = fluid_figures(state, world.resource::<DensityState>(), rest_density);
+    let neighbors = world.resource::<NeighborState>();
+    let (pairs_per_particle, slot_fill) = neighbour_figures(neighbors, state.fluid_count);
     let o = JsonObject::new()
         .string("scene", "fluid")
         .int("width", f.width as u64)
@@ -310,6 +329,8 @@ pub fn fluid_line(world: &World, f: &FluidArgs, threads: usize, m: &Measurement)
             4,
         )
         .int("resort", f.resort as u64)
+        .rounded("fluid_neighbours_per_particle", pairs_per_particle, 3)
+        .rounded("slot_fill", slot_fill, 4)
         .number("chebyshev", f.chebyshev.unwrap_or(0.0));
     // The solve's wall time per particle and iteration (ns): what the rows' order costs.
     let particle_iterations = m.avg_fluid_iterations * state.fluid_count as f64;
