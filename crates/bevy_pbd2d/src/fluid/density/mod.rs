@@ -93,8 +93,56 @@
 //!
 //! So a warm start is no answer in the dam break's first steps, where the pressure is new,
 //! and adds energy later. What the tolerance needs at depth is a correction that crosses the
-//! fluid within a step in a few iterations: a coarse-grid or multigrid pressure (as a grid
-//! density projection does for particle liquids), left for a later change.
+//! fluid within a step in a few iterations: a coarse grid.
+//!
+//! ## Coarse-grid corrections: measured, not kept (issue 21)
+//!
+//! Two prototypes (2026-12-02) put a grid of cells two particle spacings wide (H = h) under the
+//! solve: a cell is fluid if it holds a fluid particle, solid if it holds a boundary sample
+//! (Neumann), else air (p = 0, Dirichlet); Σₙ (p_c − pₙ) = b_c over the non-solid neighbours
+//! n, solved by conjugate gradients to 1 % of the residual; the correction −∇p is taken on
+//! the faces and interpolated bilinearly to the particles. Both reach the issue's
+//! size-independent iteration count, and neither keeps the fluid's behaviour:
+//! - **A position correction between the Jacobi iterations** (the grid projection of
+//!   volume-conserving FLIP, \[KLTB21\]), b_c = d² Σᵢ Cᵢ over the cell's rows (its excess area),
+//!   after the first Jacobi iteration, then after each or every fourth. The dam break's steps 11–20
+//!   took 0.5 and 0.4 iterations per step at 100 × 100 and 316 × 316 (plain Jacobi: 59 and 176),
+//!   but the conjugate gradients needed 300–340 iterations at 316 × 316 (54–68 ms per step on one
+//!   thread), and the fluid gained energy: after 100 steps of the 100 × 100 dam break the average
+//!   density was 842–946 kg/m² (plain: 999), after 1 000 steps 881–954 with the settled height
+//!   1.16–1.41 times an incompressible fluid's (plain: 1.01), with or without the Jacobi correction
+//!   of that iteration, for step scales β from 0.3 to 1. A trace showed why: the solve stops at the
+//!   tolerance, leaving ~0.08 % of compression through the whole depth, and a grid correction that
+//!   removes it lifts a 5 m column by ~4 mm in one step (0.8 m/s); the error then built back over
+//!   5–8 steps and the fluid bounced. Aiming the correction at 0.8 of the tolerance (b scaled by
+//!   1 − 0.8 τ/E), counting expanded rows (signed C down to −1 %, where a free surface's rows
+//!   start) and replacing that iteration's Jacobi correction brought step 100 close (988 kg/m²,
+//!   height 2.29 against 2.20), with 1–2 iterations per step; but the settled height was still
+//!   1.135 after 1 000 steps, 1.07 after 2 000 and 1.04 after 3 000. Taking the correction through
+//!   the SPH gradient instead (λᵢ = −β p(xᵢ) in the difference form Σⱼ m (λⱼ − λᵢ)∇Wᵢⱼ/ρ0; the
+//!   symmetric form of \[MM13\] eq. 12 pushes a uniform λ into the floor, whose samples carry λᵢ
+//!   alone) behaved the same (943 kg/m² and 1.24 after 1 000 steps).
+//! - **A velocity projection before the iterations** (the pressure solve of PIC/FLIP, on the same
+//!   grid): the predicted velocities splatted bilinearly on the faces (0 on faces of solid cells),
+//!   b_c = −H ∇·u, and β times the interpolated −∇p added to v, x* and the predicted positions, so
+//!   the fluid meets the floor with the hydrostatic pressure already in its velocities. Energy is
+//!   better kept (average density 984–995 kg/m², plain 997–1 000), and the 100 × 100 dam break took
+//!   0.9 iterations in steps 11–20, 18 at step 100 (plain: 90) and 6.6 after 1 000 steps (42),
+//!   316 × 316 0.8 in steps 11–20. But the settled pool stood 1.068 times an incompressible fluid's
+//!   height after 2 000 steps and 1.061 after 3 000 (plain, after 2 000: 1.004); with β = 0.7 12.3
+//!   iterations after 1 000 steps and 1.029 after 2 000, with β = 0.5 17 and 20 iterations and
+//!   1.054 and 1.011. Walls taken as the samples' side of cells holding both fluid and samples
+//!   (instead of every cell with a sample) changed nothing, nor did faces no particle reached
+//!   taking the face across. At 316 × 316 the step cost 92–95 ms, most of it the single-threaded
+//!   grid solve.
+//!
+//! What is left: a coarse level whose correction the fine solve sees as its own (a Galerkin
+//! coarse operator R J Jᵀ P from the SPH constraint gradients, so that the coarse step
+//! removes no more than the fine iterations would), and a multigrid or parallel solve of the
+//! grid (conjugate gradients need iterations growing with the depth).
+//!
+//! \[KLTB21\] Kugelstadt, Longva, Thuerey, Bender: Implicit Density Projection for Volume
+//! Conserving Liquids, IEEE TVCG 27(4), 2021.
 
 mod passes;
 #[cfg(test)]
