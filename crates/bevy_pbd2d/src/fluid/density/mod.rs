@@ -102,7 +102,8 @@
 //! (Neumann), else air (p = 0, Dirichlet); Σₙ (p_c − pₙ) = b_c over the non-solid neighbours
 //! n, solved by conjugate gradients to 1 % of the residual; the correction −∇p is taken on
 //! the faces and interpolated bilinearly to the particles. Both reach the issue's
-//! size-independent iteration count, and neither keeps the fluid's behaviour:
+//! size-independent iteration count in the dam break's first steps; neither, as built, settles
+//! the pool as plain Jacobi does:
 //! - **A position correction between the Jacobi iterations** (the grid projection of
 //!   volume-conserving FLIP, \[KLTB21\]), b_c = d² Σᵢ Cᵢ over the cell's rows (its excess area),
 //!   after the first Jacobi iteration, then after each or every fourth. The dam break's steps 11–20
@@ -133,13 +134,26 @@
 //!   iterations after 1 000 steps and 1.029 after 2 000, with β = 0.5 17 and 20 iterations and
 //!   1.054 and 1.011. Walls taken as the samples' side of cells holding both fluid and samples
 //!   (instead of every cell with a sample) changed nothing, nor did faces no particle reached
-//!   taking the face across. At 316 × 316 the step cost 92–95 ms, most of it the single-threaded
-//!   grid solve.
+//!   taking the face across. Part of the height was voids the projection kept from closing
+//!   (it also stops the inflow that fills them): letting under-dense cells draw fluid in
+//!   (b_c += d² Σᵢ Cᵢ / Δt over the cell's rows, the last step's densities, Cᵢ > −1 %, where
+//!   that sum is negative) gave 7.5,
+//!   6.8, 4.1 and 2.7 iterations after 1 000, 2 000, 3 000 and 4 000 steps with heights 1.075,
+//!   1.023, 1.018 and 1.013 and average densities of 993–999 kg/m²: a pool that settles, more
+//!   slowly than plain Jacobi's (1.005 after 2 000 steps, in 41.4 iterations). Over-dense cells
+//!   pushing out as well (the whole sum, scaled by 0.3 or 1) bounced it again (1.09–1.15 after
+//!   1 000 and 2 000 steps). At 316 × 316 the step cost 92–112 ms in steps 11–20, most of it
+//!   the single-threaded grid solve, and after 1 000 steps the solve needed 42 iterations
+//!   (plain: 147.8; 273 ms per step), 5.6 times the 100 × 100 count: the density drift the
+//!   projection leaves still has to cross the depth.
 //!
-//! What is left: a coarse level whose correction the fine solve sees as its own (a Galerkin
-//! coarse operator R J Jᵀ P from the SPH constraint gradients, so that the coarse step
-//! removes no more than the fine iterations would), and a multigrid or parallel solve of the
-//! grid (conjugate gradients need iterations growing with the depth).
+//! What is left: the velocity projection with under-dense cells drawing fluid in is the lead,
+//! to be made a setting with a multigrid (or multigrid-preconditioned CG) solve on both
+//! threads, measured at the game preset's tolerance, and joined by a correction for the drift
+//! at depth (its 42 iterations at 316 × 316 after 1 000 steps).
+//! For the position correction, a coarse level whose correction the fine solve sees as its
+//! own (a Galerkin coarse operator R J Jᵀ P from the SPH constraint gradients, so that the
+//! coarse step removes no more than the fine iterations would).
 //!
 //! \[KLTB21\] Kugelstadt, Longva, Thuerey, Bender: Implicit Density Projection for Volume
 //! Conserving Liquids, IEEE TVCG 27(4), 2021.
