@@ -130,7 +130,7 @@
 //!   better kept (average density 984–995 kg/m², plain 997–1 000), and the 100 × 100 dam break took
 //!   0.9 iterations in steps 11–20, 18 at step 100 (plain: 90) and 6.6 after 1 000 steps (42),
 //!   316 × 316 0.8 in steps 11–20. But the settled pool stood 1.068 times an incompressible fluid's
-//!   height after 2 000 steps and 1.061 after 3 000 (plain, after 2 000: 1.004); with β = 0.7 12.3
+//!   height after 2 000 steps and 1.061 after 3 000 (plain, after 2 000: 1.005); with β = 0.7 12.3
 //!   iterations after 1 000 steps and 1.029 after 2 000, with β = 0.5 17 and 20 iterations and
 //!   1.054 and 1.011. Walls taken as the samples' side of cells holding both fluid and samples
 //!   (instead of every cell with a sample) changed nothing, nor did faces no particle reached
