@@ -108,8 +108,9 @@
 //!   volume-conserving FLIP, \[KLTB21\]), b_c = d² Σᵢ Cᵢ over the cell's rows (its excess area),
 //!   after the first Jacobi iteration, then after each or every fourth. The dam break's steps 11–20
 //!   took 0.5 and 0.4 iterations per step at 100 × 100 and 316 × 316 (plain Jacobi: 59 and 176),
-//!   but the conjugate gradients needed 300–340 iterations at 316 × 316 (54–68 ms per step on one
-//!   thread), and the fluid gained energy: after 100 steps of the 100 × 100 dam break the average
+//!   but the conjugate gradients needed 300–340 iterations at 316 × 316 (54–68 ms per step, the
+//!   grid solve on one thread), and the fluid gained energy: after 100 steps of the 100 × 100
+//!   dam break the average
 //!   density was 842–946 kg/m² (plain: 999), after 1 000 steps 881–954 with the settled height
 //!   1.16–1.41 times an incompressible fluid's (plain: 1.01), with or without the Jacobi correction
 //!   of that iteration, for step scales β from 0.3 to 1. A trace showed why: the solve stops at the
@@ -137,9 +138,9 @@
 //!   taking the face across. Part of the height was voids the projection kept from closing
 //!   (it also stops the inflow that fills them): letting under-dense cells draw fluid in
 //!   (b_c += d² Σᵢ Cᵢ / Δt over the cell's rows, the last step's densities, Cᵢ > −1 %, where
-//!   that sum is negative) gave 7.5,
-//!   6.8, 4.1 and 2.7 iterations after 1 000, 2 000, 3 000 and 4 000 steps with heights 1.075,
-//!   1.023, 1.018 and 1.013 and average densities of 993–999 kg/m²: a pool that settles, more
+//!   that sum is negative) gave 7.5, 6.8, 4.1 and 2.7 iterations after 1 000, 2 000, 3 000 and
+//!   4 000 steps with heights 1.075, 1.023, 1.018 and 1.013 and average densities of
+//!   993–999 kg/m²: a pool that settles, more
 //!   slowly than plain Jacobi's (1.005 after 2 000 steps, in 41.4 iterations). Over-dense cells
 //!   pushing out as well (the whole sum, scaled by 0.3 or 1) bounced it again (1.09–1.15 after
 //!   1 000 and 2 000 steps). At 316 × 316 the step cost 92–112 ms in steps 11–20, most of it
