@@ -232,7 +232,7 @@ pub mod prelude {
     pub use crate::dynamics::{Gravity, IntegratorPlugin, SolverSettings, set_time_step};
     pub use crate::error::PbdError;
     pub use crate::fluid::{
-        BoundaryParticle, FluidParticle, FluidPlugin, FluidSettings, PseudoMass,
+        BoundaryParticle, FluidParticle, FluidPlugin, FluidSettings, GridProjection, PseudoMass,
     };
     pub use crate::particle::{
         InverseMass, KinematicTarget, Particle, ParticlePlugin, Position, Velocity,

@@ -26,6 +26,9 @@ pub enum Phase {
     Neighbors,
     /// Distance and density constraint projection.
     Solve,
+    /// The fluid's grid projection
+    /// ([`FluidSettings::grid_projection`](crate::fluid::FluidSettings::grid_projection)).
+    Grid,
     /// Velocity update.
     Velocities,
     /// XSPH viscosity.
@@ -45,6 +48,8 @@ pub struct PhaseTimes {
     pub neighbors: f32,
     /// [`Phase::Solve`], ms.
     pub solve: f32,
+    /// [`Phase::Grid`], ms.
+    pub grid: f32,
     /// [`Phase::Velocities`], ms.
     pub velocities: f32,
     /// [`Phase::Viscosity`], ms.
@@ -80,6 +85,10 @@ pub struct PbdStats {
     pub constraint_iterations: u32,
     /// Density-solver iterations the last step needed (summed over its substeps).
     pub fluid_iterations: u32,
+    /// Conjugate-gradient iterations of the grid projection in the last step (its two solves,
+    /// summed over the substeps; 0 without
+    /// [`FluidSettings::grid_projection`](crate::fluid::FluidSettings::grid_projection)).
+    pub grid_iterations: u32,
     /// Average density error Σ max(ρᵢ − ρ0, 0) / (N ρ0) after the last solve (%).
     pub avg_density_error_percent: f32,
     /// Largest |‖x₁ − x₂‖ − d|/d over distance constraints at the end of the last step.
@@ -122,6 +131,7 @@ impl PbdStats {
             Phase::Predict => &mut p.predict,
             Phase::Neighbors => &mut p.neighbors,
             Phase::Solve => &mut p.solve,
+            Phase::Grid => &mut p.grid,
             Phase::Velocities => &mut p.velocities,
             Phase::Viscosity => &mut p.viscosity,
             Phase::Contacts => &mut p.contacts,
@@ -133,6 +143,7 @@ impl PbdStats {
 pub(crate) fn begin_step(mut stats: ResMut<PbdStats>) {
     stats.phases = PhaseTimes::default();
     stats.fluid_iterations = 0;
+    stats.grid_iterations = 0;
     stats.step_started = Some(Instant::now());
 }
 

@@ -53,6 +53,9 @@ fluid options (defaults: the PBF demo's):
   --chebyshev RHO     Chebyshev acceleration of the density iterations with
                       spectral radius RHO in [0.5, 0.98], needs --relaxation
                       <= 1; `off`: plain Jacobi, as the demo (off)
+  --grid B            on: the grid projection (FluidSettings::grid_projection,
+                      defaults) before the density iterations; off: the
+                      demo's solve (off)
   --steps N           timed steps, >= 1 (400)
   --walls W           the box: `samples` (the demo's boundary samples) or
                       `colliders` (a ParticleCollider polyline on the same
@@ -146,6 +149,8 @@ pub struct FluidArgs {
     /// Chebyshev acceleration's spectral radius ρ, or `None`: the demo's plain Jacobi
     /// (`--chebyshev`).
     pub chebyshev: Option<f64>,
+    /// The grid projection with its defaults (`--grid on`), or none (`off`, the demo's solve).
+    pub grid: bool,
     /// Timed steps.
     pub steps: u32,
     /// Whether the box is a collider (`--walls colliders`) instead of boundary samples.
@@ -167,6 +172,7 @@ impl Default for FluidArgs {
             resort: 0,
             warmup: None,
             chebyshev: None,
+            grid: false,
             steps: 400,
             collider_walls: false,
             bodies: 0,
@@ -352,6 +358,13 @@ where
                     _ => Some(v.float_in(0.0, 1.0)?),
                 }
             }
+            (Scene::Fluid(f), "grid") => {
+                f.grid = match v.text {
+                    "on" => true,
+                    "off" => false,
+                    _ => return Err(v.error("on or off")),
+                }
+            }
             (Scene::Fluid(f), "steps") => f.steps = v.int(1, u32::MAX as u64)? as u32,
             (Scene::Fluid(f), "bodies") => {
                 f.bodies = v.int(0, 1000)? as u32;
@@ -385,10 +398,10 @@ where
                 "--compare-seed runs the demo's scene, which has no --bodies".into(),
             ));
         }
-        if (f.resort > 0 || f.warmup.is_some() || f.chebyshev.is_some()) && compare_seed {
+        if (f.resort > 0 || f.warmup.is_some() || f.chebyshev.is_some() || f.grid) && compare_seed {
             return Err(ArgError(
                 "--compare-seed runs the demo's scene and solve, which have no --resort, \
-                 --warmup or --chebyshev"
+                 --warmup, --chebyshev or --grid"
                     .into(),
             ));
         }
@@ -507,6 +520,7 @@ mod tests {
                 resort: 0,
                 warmup: None,
                 chebyshev: None,
+                grid: false,
                 steps: 400,
                 collider_walls: false,
                 bodies: 0,
@@ -579,6 +593,8 @@ mod tests {
             "7",
             "--chebyshev",
             "0.9",
+            "--grid",
+            "on",
             "--steps",
             "60",
             "--walls",
@@ -599,6 +615,7 @@ mod tests {
                 resort: 50,
                 warmup: Some(7),
                 chebyshev: Some(0.9),
+                grid: true,
                 steps: 60,
                 collider_walls: true,
                 bodies: 0,
@@ -663,6 +680,9 @@ mod tests {
             &["fluid", "--warmup", "0"],
             &["fluid", "--chebyshev", "1.5"],
             &["fluid", "--chebyshev", "0.9", "--compare-seed"],
+            &["fluid", "--grid", "yes"],
+            &["fluid", "--grid", "on", "--compare-seed"],
+            &["cloth", "--grid", "on"],
             &["cloth", "--warmup", "5"],
             &["fluid", "--max-error", "-1"],
             &["fluid", "--max-iterations", "0"],

@@ -28,6 +28,8 @@ pub struct PhaseAverages {
     pub neighbors: f64,
     /// Constraint projection (distance and density).
     pub solve: f64,
+    /// The fluid's grid projection.
+    pub grid: f64,
     /// Velocity update.
     pub velocities: f64,
     /// XSPH viscosity.
@@ -51,6 +53,8 @@ pub struct Measurement {
     pub cpu_ms_per_step: Option<f64>,
     /// Average density solver iterations per step ([`PbdStats::fluid_iterations`]).
     pub avg_fluid_iterations: f64,
+    /// Average grid-projection CG iterations per step ([`PbdStats::grid_iterations`]).
+    pub avg_grid_iterations: f64,
     /// Average over the timed steps of the density error the solve ended each step with
     /// ([`PbdStats::avg_density_error_percent`], %).
     pub mean_density_error_percent: f64,
@@ -117,6 +121,8 @@ pub fn run(app: &mut App, warmup: u32, steps: u32) -> Result<Measurement, StepEr
         a.predict += p.predict as f64;
         a.neighbors += p.neighbors as f64;
         a.solve += p.solve as f64;
+        a.grid += p.grid as f64;
+        m.avg_grid_iterations += stats.grid_iterations as f64;
         a.velocities += p.velocities as f64;
         a.viscosity += p.viscosity as f64;
         a.contacts += p.contacts as f64;
@@ -128,6 +134,7 @@ pub fn run(app: &mut App, warmup: u32, steps: u32) -> Result<Measurement, StepEr
     m.ms_per_step = wall / n;
     m.plugin_step_ms /= n;
     m.avg_fluid_iterations /= n;
+    m.avg_grid_iterations /= n;
     m.mean_density_error_percent /= n;
     m.cpu_ms_per_step = cpu_before.zip(cpu_after).map(|(a, b)| (b - a) / n);
     let a = &mut m.phases;
@@ -135,6 +142,7 @@ pub fn run(app: &mut App, warmup: u32, steps: u32) -> Result<Measurement, StepEr
         &mut a.predict,
         &mut a.neighbors,
         &mut a.solve,
+        &mut a.grid,
         &mut a.velocities,
         &mut a.viscosity,
         &mut a.contacts,

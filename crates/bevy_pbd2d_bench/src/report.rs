@@ -174,6 +174,7 @@ fn phases(p: &PhaseAverages) -> JsonObject {
         .rounded("predict", p.predict, 4)
         .rounded("neighbors", p.neighbors, 4)
         .rounded("solve", p.solve, 4)
+        .rounded("grid", p.grid, 4)
         .rounded("velocities", p.velocities, 4)
         .rounded("viscosity", p.viscosity, 4)
         .rounded("contacts", p.contacts, 4)
@@ -331,7 +332,9 @@ pub fn fluid_line(world: &World, f: &FluidArgs, threads: usize, m: &Measurement)
         .int("resort", f.resort as u64)
         .rounded("fluid_neighbours_per_particle", pairs_per_particle, 3)
         .rounded("slot_fill", slot_fill, 4)
-        .number("chebyshev", f.chebyshev.unwrap_or(0.0));
+        .number("chebyshev", f.chebyshev.unwrap_or(0.0))
+        .string("grid", if f.grid { "on" } else { "off" })
+        .rounded("avg_grid_cg_iterations", m.avg_grid_iterations, 2);
     // The solve's wall time per particle and iteration (ns): what the rows' order costs.
     let particle_iterations = m.avg_fluid_iterations * state.fluid_count as f64;
     let o = match particle_iterations > 0.0 {

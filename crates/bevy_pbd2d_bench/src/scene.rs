@@ -161,6 +161,7 @@ fn spawn_fluid(world: &mut World, f: &FluidArgs) -> Result<(), PbdError> {
         settings.set_over_relaxation(f.relaxation as f32)?;
         settings.resort_interval = f.resort;
         settings.set_chebyshev(f.chebyshev.map(|rho| rho as f32))?;
+        settings.grid_projection = f.grid.then(bevy_pbd2d::fluid::GridProjection::default);
         *settings
     };
     let builder = dam_break_builder(f);

@@ -41,7 +41,7 @@ use widgets::{field_row, label_row};
 
 use crate::dynamics::settings::{Gravity, SolverSettings, set_time_step};
 use crate::error::PbdError;
-use crate::fluid::FluidSettings;
+use crate::fluid::{FluidSettings, GridProjection};
 use crate::schedule::PbdClock;
 use crate::stats::{PbdStats, STEP_TIME};
 
@@ -339,6 +339,16 @@ fn settings_rows(
             fluid.resort_interval = value;
             Ok::<(), PbdError>(())
         });
+        ui.label("Grid projection");
+        let mut grid = f.grid_projection.is_some();
+        ui.checkbox(&mut grid, "").on_hover_text(
+            "A pressure solve on a grid before the density iterations: deep water meets the \
+             tolerance in a few iterations",
+        );
+        ui.end_row();
+        if grid != f.grid_projection.is_some() {
+            fluid.grid_projection = grid.then(GridProjection::default);
+        }
     }
     let g = gravity.0;
     let max_g = panel.max_gravity;

@@ -30,6 +30,7 @@ use bevy::prelude::*;
 pub use crate::particle::FluidParticle;
 pub use components::{BoundaryDensityOnly, BoundaryIndex, BoundaryParticle, PseudoMass};
 pub use contacts::{BoundaryContactState, BoundaryContactSystems};
+pub use density::grid_projection::GridProjection;
 pub use neighbors::{NeighborState, find_fluid_neighbors};
 pub use settings::FluidSettings;
 

@@ -3,6 +3,8 @@
 use bevy::prelude::*;
 use wide::f32x8;
 
+use crate::fluid::density::grid_projection::GridProjectionState;
+
 /// Density ρᵢ (kg/m²), Lagrange multiplier λᵢ and boundary gradient Σₖ Ψₖ∇Wᵢₖ (kg/m³) of a
 /// fluid particle from the last density pass.
 #[derive(Reflect, Debug, Default, Clone, Copy, PartialEq)]
@@ -56,6 +58,10 @@ pub struct DensityState {
     /// The Chebyshev weight of each correction of a solve (scratch; empty without
     /// [`FluidSettings::chebyshev`](crate::fluid::FluidSettings::chebyshev)).
     pub(crate) chebyshev_weights: Vec<f32>,
+    /// The grid projection's buffers and last pressures
+    /// ([`FluidSettings::grid_projection`](crate::fluid::FluidSettings::grid_projection)).
+    #[reflect(ignore)]
+    pub grid: GridProjectionState,
 }
 
 /// The ∇W scratch buffers of the pipelines, one ring per

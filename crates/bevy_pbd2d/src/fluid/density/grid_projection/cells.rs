@@ -1,0 +1,254 @@
+//! The pressure grid of [`grid_projection`](super): square cells H wide over the fluid's
+//! bounding box, each fluid, air or solid, with the particle ↔ grid transfers.
+
+use bevy::prelude::*;
+
+/// What a cell of the pressure grid holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) enum CellKind {
+    /// At least one fluid particle and no boundary sample: p is unknown.
+    Fluid,
+    /// Neither: p = 0 (the free surface, Dirichlet).
+    #[default]
+    Air,
+    /// A boundary sample: a wall, no flow through its faces (Neumann).
+    Solid,
+}
+
+/// Cells of the grid around the fluid's bounding box (a ring of air or solid cells that no
+/// fluid particle is in, so that every fluid cell has four neighbours).
+const MARGIN: i32 = 2;
+
+/// A grid of square cells `size` wide (m), cell (i, j) covering
+/// [(origin + (i, j)) size, (origin + (i + 1, j + 1)) size).
+#[derive(Debug, Default, Clone)]
+pub(crate) struct CellGrid {
+    /// Cell size H (m).
+    pub size: f32,
+    /// The grid's first cell in cells from the world origin.
+    pub origin: IVec2,
+    /// Cells per row.
+    pub nx: usize,
+    /// Rows of cells.
+    pub ny: usize,
+    /// Per cell, row-major.
+    pub kind: Vec<CellKind>,
+}
+
+impl CellGrid {
+    /// Builds the grid over `fluid` (m) with cells `size` wide: a cell holding a boundary
+    /// sample of `boundary` is solid, one holding a fluid particle fluid, else air. Returns
+    /// `false` (and keeps no grid) if a position is not finite or the grid would have more than
+    /// `max_cells` cells.
+    pub fn build(
+        &mut self,
+        fluid: &[Vec2],
+        boundary: &[Vec2],
+        size: f32,
+        max_cells: usize,
+    ) -> bool {
+        self.kind.clear();
+        let (mut lo, mut hi) = (Vec2::splat(f32::INFINITY), Vec2::splat(f32::NEG_INFINITY));
+        for &p in fluid {
+            if !p.is_finite() {
+                return false;
+            }
+            lo = lo.min(p);
+            hi = hi.max(p);
+        }
+        if fluid.is_empty() {
+            return false;
+        }
+        let inv = 1.0 / size;
+        let first = (lo * inv).floor();
+        let last = (hi * inv).floor();
+        let cells_wide = (last - first) + Vec2::splat((2 * MARGIN + 1) as f32);
+        if cells_wide.x * cells_wide.y > max_cells as f32 {
+            return false;
+        }
+        self.size = size;
+        self.origin = first.as_ivec2() - IVec2::splat(MARGIN);
+        (self.nx, self.ny) = (cells_wide.x as usize, cells_wide.y as usize);
+        self.kind.resize(self.nx * self.ny, CellKind::Air);
+        for &p in fluid {
+            if let Some(c) = self.cell_of(p) {
+                self.kind[c] = CellKind::Fluid;
+            }
+        }
+        for &s in boundary {
+            if let Some(c) = self.cell_of(s) {
+                self.kind[c] = CellKind::Solid;
+            }
+        }
+        true
+    }
+
+    /// Number of cells.
+    pub fn len(&self) -> usize {
+        self.kind.len()
+    }
+
+    /// The cell holding `p` (m), if the grid does.
+    pub fn cell_of(&self, p: Vec2) -> Option<usize> {
+        let c = (p / self.size).floor().as_ivec2() - self.origin;
+        let inside = c.x >= 0 && c.y >= 0 && (c.x as usize) < self.nx && (c.y as usize) < self.ny;
+        inside.then(|| c.y as usize * self.nx + c.x as usize)
+    }
+
+    /// `p` (m) in grid coordinates (cells from the grid's corner).
+    pub fn coordinates(&self, p: Vec2) -> Vec2 {
+        p / self.size - self.origin.as_vec2()
+    }
+
+    /// −∇p at grid coordinates `g`, bilinear from the faces (x-faces at (i, j + ½), y-faces at
+    /// (i + ½, j)): on a face between a fluid cell and a fluid or air one, the pressure
+    /// difference of its two cells over H; on a face of a solid cell, 0 without `walls`; with
+    /// them, minus their value on a face between a solid cell and another (the face velocity a
+    /// wall at rest takes away), and faces between two solid cells (inside a wall) are left
+    /// out, the other faces' weights scaled up to 1, so that fluid beside a wall moves with the
+    /// fluid beyond it; else 0. `p` is 0 off the fluid cells. `walls` are x-face and y-face
+    /// values as [`face_velocities`] writes them.
+    ///
+    /// [`face_velocities`]: Self::face_velocities
+    pub fn descent_at(&self, p: &[f64], walls: Option<(&[f64], &[f64])>, g: Vec2) -> Vec2 {
+        let (nx, ny) = (self.nx as i32, self.ny as i32);
+        let inv = 1.0 / f64::from(self.size);
+        let face = |a: usize, b: usize, wall: Option<&[f64]>| -> Option<f32> {
+            let (ka, kb) = (self.kind[a], self.kind[b]);
+            Some(if ka == CellKind::Solid || kb == CellKind::Solid {
+                match wall {
+                    Some(_) if ka == kb => return None,
+                    Some(u) => -u[b] as f32,
+                    None => 0.0,
+                }
+            } else if ka == CellKind::Fluid || kb == CellKind::Fluid {
+                ((p[a] - p[b]) * inv) as f32
+            } else {
+                0.0
+            })
+        };
+        // x-face between cells (i − 1, j) and (i, j).
+        let face_x = |i: i32, j: i32| -> Option<f32> {
+            if i < 1 || j < 0 || i >= nx || j >= ny {
+                return Some(0.0);
+            }
+            let b = (j * nx + i) as usize;
+            face(b - 1, b, walls.map(|w| w.0))
+        };
+        // y-face between cells (i, j − 1) and (i, j).
+        let face_y = |i: i32, j: i32| -> Option<f32> {
+            if j < 1 || i < 0 || i >= nx || j >= ny {
+                return Some(0.0);
+            }
+            let b = (j * nx + i) as usize;
+            face(b - self.nx, b, walls.map(|w| w.1))
+        };
+        Vec2::new(
+            bilinear(face_x, g.x, g.y - 0.5),
+            bilinear(face_y, g.x - 0.5, g.y),
+        )
+    }
+
+    /// The velocities `v` (m/s) of particles at `at` (m) on the faces: per face the
+    /// bilinear-weighted mean of the particles around it (0 where none is). On a face between a
+    /// solid cell (a wall at rest) and another, a velocity into the wall moves to `walls` (0 on
+    /// the other faces) and one away from it stays: the fluid may leave a wall, as the clamped
+    /// density constraint lets it. Writes
+    /// x-face (i, j + ½) to index j nx + i of `u.0` and `walls.0`, y-face (i + ½, j) to that of
+    /// `u.1` and `walls.1`; `weights` is scratch.
+    pub fn face_velocities(
+        &self,
+        at: &[Vec2],
+        v: &[Vec2],
+        u: (&mut Vec<f64>, &mut Vec<f64>),
+        walls: (&mut Vec<f64>, &mut Vec<f64>),
+        weights: &mut Vec<f64>,
+    ) {
+        let (ux, uy) = u;
+        let cells = self.len();
+        for (out, axis) in [(&mut *ux, 0), (&mut *uy, 1)] {
+            out.clear();
+            out.resize(cells, 0.0);
+            weights.clear();
+            weights.resize(cells, 0.0);
+            for (&p, &vel) in at.iter().zip(v) {
+                let g = self.coordinates(p);
+                let (s, t, value) = if axis == 0 {
+                    (g.x, g.y - 0.5, vel.x)
+                } else {
+                    (g.x - 0.5, g.y, vel.y)
+                };
+                self.splat(out, weights, s, t, value);
+            }
+            for (u, &w) in out.iter_mut().zip(weights.iter()) {
+                *u = if w > 0.0 { *u / w } else { 0.0 };
+            }
+        }
+        let nx = self.nx;
+        let (wall_x, wall_y) = walls;
+        for w in [&mut *wall_x, &mut *wall_y] {
+            w.clear();
+            w.resize(cells, 0.0);
+        }
+        // A face's velocity into a solid cell from a fluid or air one goes to `walls`; away
+        // from it, it stays (the fluid may leave a wall); between two solid cells (along a
+        // wall) it stays too: the walls do not hold the fluid back.
+        let into_wall = |u: f64, before: CellKind, after: CellKind| {
+            let (solid_before, solid_after) = (before == CellKind::Solid, after == CellKind::Solid);
+            (solid_after && !solid_before && u > 0.0) || (solid_before && !solid_after && u < 0.0)
+        };
+        for c in 0..cells {
+            let kind = self.kind[c];
+            if c % nx > 0 && into_wall(ux[c], self.kind[c - 1], kind) {
+                wall_x[c] = core::mem::take(&mut ux[c]);
+            }
+            if c >= nx && into_wall(uy[c], self.kind[c - nx], kind) {
+                wall_y[c] = core::mem::take(&mut uy[c]);
+            }
+        }
+    }
+
+    /// Adds `value` with bilinear weights around (s, t) (face coordinates) to `sum` and the
+    /// weights to `weight`.
+    fn splat(&self, sum: &mut [f64], weight: &mut [f64], s: f32, t: f32, value: f32) {
+        let (fs, ft) = (s.floor(), t.floor());
+        let (a, b) = (s - fs, t - ft);
+        let (i, j) = (fs as i64, ft as i64);
+        let corners = [
+            (0, 0, (1.0 - a) * (1.0 - b)),
+            (1, 0, a * (1.0 - b)),
+            (0, 1, (1.0 - a) * b),
+            (1, 1, a * b),
+        ];
+        for (di, dj, w) in corners {
+            let (ii, jj) = (i + di, j + dj);
+            if ii >= 0 && jj >= 0 && (ii as usize) < self.nx && (jj as usize) < self.ny {
+                let f = jj as usize * self.nx + ii as usize;
+                sum[f] += f64::from(w * value);
+                weight[f] += f64::from(w);
+            }
+        }
+    }
+}
+
+/// Bilinear interpolation of `f` on the integer lattice at (s, t), over the corners where `f`
+/// has a value (their weights scaled to sum to 1; 0 if none has).
+fn bilinear(f: impl Fn(i32, i32) -> Option<f32>, s: f32, t: f32) -> f32 {
+    let (fs, ft) = (s.floor(), t.floor());
+    let (a, b) = (s - fs, t - ft);
+    let (i, j) = (fs as i32, ft as i32);
+    let corners = [
+        (i, j, (1.0 - a) * (1.0 - b)),
+        (i + 1, j, a * (1.0 - b)),
+        (i, j + 1, (1.0 - a) * b),
+        (i + 1, j + 1, a * b),
+    ];
+    let (mut sum, mut weight) = (0.0, 0.0);
+    for (ci, cj, w) in corners {
+        if let Some(value) = f(ci, cj) {
+            sum += w * value;
+            weight += w;
+        }
+    }
+    if weight > 0.0 { sum / weight } else { 0.0 }
+}

@@ -1,0 +1,272 @@
+//! The grid projection ([`FluidSettings::grid_projection`]): a pressure solve on a grid of cells
+//! H wide under the particles, before the density iterations, so that the fluid's pressure
+//! crosses its depth in one step instead of a few particles per Jacobi iteration.
+//!
+//! Each step, from the positions at the step's start x(t) = x* − Δt v* and the densities of the
+//! last step's final density pass:
+//!
+//! 1. **The grid**: a cell holding a boundary sample is solid (a wall at rest, no flow through
+//!    its faces), one holding a fluid particle is fluid, any other is air (p = 0, the free
+//!    surface). Per cell, the excess area e_c = Σᵢ Cᵢ d² of the rows in it (Cᵢ = ρᵢ/ρ0 − 1,
+//!    signed, d = 2r), leaving out rows with Cᵢ ≤ −θ
+//!    ([`GridProjection::surface_threshold`]): a free surface's rows lack neighbours, not fluid.
+//! 2. **Drift**: Σₙ (p_c − pₙ) = e_c (a solid cell's e shared among its fluid neighbours), and
+//!    every particle moves by −∇p, interpolated bilinearly from the faces: x and x* alike, so
+//!    that the velocity does not change (v = v* + (x − x*)/Δt). This spreads the compression or
+//!    expansion the last step left (as the density projection of \[KLTB21\] does) without giving
+//!    the fluid energy: as a velocity change it bounced the pool (module docs of
+//!    [`density`](crate::fluid::density)).
+//! 3. **Velocity**: v* splatted on the faces (walls: 0), Σₙ (p_c − pₙ) = −H ∇·u + min(e_c, 0)/Δt,
+//!    v += −∇p, and x, x* += Δt (−∇p): the pressure projection of PIC/FLIP \[ZB05\] (on a
+//!    wall's faces the change is minus the splatted velocity: a wall at rest), with cells
+//!    whose rows are sparse drawing fluid in, so that voids close. It gives the fluid meeting a
+//!    floor the hydrostatic pressure's impulse before the first Jacobi iteration.
+//!
+//! The Poisson equations (Σₙ over the neighbours that are not solid, p = 0 on air cells: −H²
+//! times the 5-point Laplacian) are solved by conjugate gradients to a relative residual of
+//! [`GridProjection::tolerance`] on one thread, started from the last step's pressures: the
+//! bits are the same for any thread count. The Jacobi iterations then correct what the grid
+//! cannot see, the particles' arrangement within a cell.
+//!
+//! Not applied while [`DensityState::track_boundary_push`] is set (the avian coupling): the
+//! grid takes walls to be at rest, and the push handed to the bodies is the Jacobi
+//! corrections'. Skipped for a step (with a warning) if the fluid's bounding box would need more
+//! than [`MAX_CELLS_PER_PARTICLE`] cells per fluid particle (a particle flung far away).
+//! Without the last step's densities (the first step, or the rows rebuilt since) steps 1–2 use
+//! none and step 2 is skipped.
+//!
+//! \[KLTB21\] Kugelstadt, Longva, Thuerey, Bender: Implicit Density Projection for Volume
+//! Conserving Liquids, IEEE TVCG 27(4), 2021.
+//! \[ZB05\] Zhu, Bridson: Animating Sand as a Fluid, SIGGRAPH 2005.
+//!
+//! [`FluidSettings::grid_projection`]: crate::fluid::FluidSettings::grid_projection
+//! [`DensityState::track_boundary_push`]: crate::fluid::density::DensityState::track_boundary_push
+
+mod cells;
+mod poisson;
+#[cfg(test)]
+mod tests;
+
+use bevy::prelude::*;
+
+use crate::error::{PbdError, within};
+use crate::fluid::density::MAX_STEP_RADII;
+use crate::fluid::density::state::DensityRow;
+use crate::fluid::settings::FluidSettings;
+use crate::particle::state::SolverState;
+
+use cells::{CellGrid, CellKind};
+use poisson::PoissonSolve;
+
+/// Cells of the grid at most per fluid particle (at least 65 536 cells in all): beyond, the step
+/// runs without the grid projection.
+pub const MAX_CELLS_PER_PARTICLE: usize = 16;
+
+/// The cell sizes accepted, in particle spacings 2r.
+pub const CELL_SPACINGS_RANGE: core::ops::RangeInclusive<f32> = 1.0..=8.0;
+
+/// The Poisson tolerances accepted (relative residual).
+pub const TOLERANCE_RANGE: core::ops::RangeInclusive<f32> = 1e-6..=0.5;
+
+/// The free-surface thresholds θ accepted.
+pub const SURFACE_THRESHOLD_RANGE: core::ops::RangeInclusive<f32> = 0.0..=1.0;
+
+/// Parameters of the grid projection (module docs); `FluidSettings::grid_projection: None`
+/// turns it off.
+#[derive(Reflect, Debug, Clone, Copy, PartialEq)]
+#[reflect(Default)]
+pub struct GridProjection {
+    /// Cell size H in particle spacings 2r, in [`CELL_SPACINGS_RANGE`]. Default 2 (H = 4r, the
+    /// support radius of the PBF demo).
+    pub cell_spacings: f32,
+    /// The conjugate gradients stop at ‖b − A p‖ ≤ this × ‖b‖, in [`TOLERANCE_RANGE`].
+    /// Default 0.01.
+    pub tolerance: f32,
+    /// θ: a row with C = ρ/ρ0 − 1 ≤ −θ counts as free surface and adds no excess area, in
+    /// [`SURFACE_THRESHOLD_RANGE`]. Default 0.05.
+    pub surface_threshold: f32,
+}
+
+impl Default for GridProjection {
+    fn default() -> Self {
+        Self {
+            cell_spacings: 2.0,
+            tolerance: 0.01,
+            surface_threshold: 0.05,
+        }
+    }
+}
+
+impl GridProjection {
+    /// Checks every field.
+    ///
+    /// # Errors
+    /// [`PbdError::NotInRange`] naming the first field outside its range (or NaN).
+    pub fn validate(&self) -> Result<(), PbdError> {
+        within(
+            "grid cell size (spacings)",
+            self.cell_spacings,
+            CELL_SPACINGS_RANGE,
+        )?;
+        within("grid tolerance", self.tolerance, TOLERANCE_RANGE)?;
+        within(
+            "grid surface threshold",
+            self.surface_threshold,
+            SURFACE_THRESHOLD_RANGE,
+        )?;
+        Ok(())
+    }
+}
+
+/// The grid projection's buffers, kept between steps (the pressures for the warm start).
+#[derive(Debug, Default, Clone)]
+pub struct GridProjectionState {
+    grid: CellGrid,
+    /// x(t) per fluid row (m).
+    start: Vec<Vec2>,
+    /// e_c per cell (m²).
+    excess: Vec<f64>,
+    /// Right-hand side per cell.
+    b: Vec<f64>,
+    /// Face velocities (m/s): x-faces, y-faces, their wall parts, splat weights.
+    ux: Vec<f64>,
+    uy: Vec<f64>,
+    wall_x: Vec<f64>,
+    wall_y: Vec<f64>,
+    weights: Vec<f64>,
+    drift: PoissonSolve,
+    velocity: PoissonSolve,
+    /// The [`SolverState`] rows generation the densities were computed for.
+    pub(crate) densities_generation: Option<u64>,
+    /// Conjugate-gradient iterations of the last step, drift and velocity solves together.
+    pub cg_iterations: u32,
+}
+
+/// Runs the grid projection (module docs) on the fluid rows of `state`: moves x and
+/// x_predicted and changes v. `rows` holds the last step's densities if `densities` is true.
+/// `dt` is the step (s).
+pub(crate) fn project(
+    params: &GridProjection,
+    settings: &FluidSettings,
+    state: &mut SolverState,
+    rows: &[DensityRow],
+    densities: bool,
+    scratch: &mut GridProjectionState,
+    dt: f32,
+) {
+    scratch.cg_iterations = 0;
+    let n = state.fluid_count;
+    let densities = densities && rows.len() == n;
+    if n == 0 || dt.is_nan() || dt <= 0.0 {
+        return;
+    }
+    let SolverState {
+        x,
+        x_predicted,
+        v,
+        w,
+        boundary_x,
+        ..
+    } = state;
+    let (x, x_predicted, v, w) = (&mut x[..n], &mut x_predicted[..n], &mut v[..n], &w[..n]);
+    let d = 2.0 * settings.particle_radius;
+    let size = params.cell_spacings * d;
+    scratch.start.clear();
+    scratch
+        .start
+        .extend(x.iter().zip(v.iter()).map(|(&x, &v)| x - dt * v));
+    let max_cells = (MAX_CELLS_PER_PARTICLE * n).max(1 << 16);
+    let grid = &mut scratch.grid;
+    if !grid.build(&scratch.start, boundary_x, size, max_cells) {
+        warn_once!(
+            "bevy_pbd2d: the fluid's bounding box needs more than {MAX_CELLS_PER_PARTICLE} grid \
+             cells per particle (or a position is not finite); grid projection skipped"
+        );
+        return;
+    }
+    let cells = grid.len();
+    let excess = &mut scratch.excess;
+    excess.clear();
+    excess.resize(cells, 0.0);
+    if densities {
+        let (area, inv_rho0) = (d * d, 1.0 / settings.rest_density);
+        for ((&p, row), &w) in scratch.start.iter().zip(rows).zip(w) {
+            let c = row.density * inv_rho0 - 1.0;
+            if w > 0.0
+                && c > -params.surface_threshold
+                && let Some(cell) = grid.cell_of(p)
+            {
+                excess[cell] += f64::from(c * area);
+            }
+        }
+    }
+    let tolerance = f64::from(params.tolerance);
+    let max_step = MAX_STEP_RADII * settings.particle_radius;
+    if densities {
+        drift_rhs(grid, excess, &mut scratch.b);
+        scratch.drift.solve(grid, &scratch.b, tolerance);
+        scratch.cg_iterations += scratch.drift.iterations;
+        for (i, &p) in scratch.start.iter().enumerate() {
+            if w[i] > 0.0 {
+                let step = grid.descent_at(&scratch.drift.p, None, grid.coordinates(p));
+                let step = step.clamp_length_max(max_step);
+                x[i] += step;
+                x_predicted[i] += step;
+            }
+        }
+    }
+    grid.face_velocities(
+        &scratch.start,
+        v,
+        (&mut scratch.ux, &mut scratch.uy),
+        (&mut scratch.wall_x, &mut scratch.wall_y),
+        &mut scratch.weights,
+    );
+    let (nx, h) = (grid.nx, f64::from(size));
+    let b = &mut scratch.b;
+    b.clear();
+    b.resize(cells, 0.0);
+    let (ux, uy) = (&scratch.ux, &scratch.uy);
+    for c in nx..cells - nx {
+        if grid.kind[c] == CellKind::Fluid {
+            let divergence = ux[c + 1] - ux[c] + uy[c + nx] - uy[c];
+            b[c] = -h * divergence + excess[c].min(0.0) / f64::from(dt);
+        }
+    }
+    scratch.velocity.solve(grid, b, tolerance);
+    scratch.cg_iterations += scratch.velocity.iterations;
+    for (i, &p) in scratch.start.iter().enumerate() {
+        if w[i] > 0.0 {
+            let walls = Some((&scratch.wall_x[..], &scratch.wall_y[..]));
+            let dv = grid.descent_at(&scratch.velocity.p, walls, grid.coordinates(p));
+            let dv = dv.clamp_length_max(max_step / dt);
+            v[i] += dv;
+            x[i] += dt * dv;
+            x_predicted[i] += dt * dv;
+        }
+    }
+}
+
+/// b = e on the fluid cells, with each solid cell's e shared equally among its fluid
+/// neighbours (rows in a wall's cell push the fluid beside it).
+fn drift_rhs(grid: &CellGrid, excess: &[f64], b: &mut Vec<f64>) {
+    let (cells, nx) = (grid.len(), grid.nx);
+    b.clear();
+    b.resize(cells, 0.0);
+    for c in 0..cells {
+        if grid.kind[c] == CellKind::Fluid {
+            b[c] += excess[c];
+        }
+    }
+    for (c, &e) in excess.iter().enumerate().take(cells - nx).skip(nx) {
+        if grid.kind[c] != CellKind::Solid || e == 0.0 {
+            continue;
+        }
+        let around = [c - 1, c + 1, c - nx, c + nx];
+        let fluid = around.iter().filter(|&&n| grid.kind[n] == CellKind::Fluid);
+        let count = fluid.clone().count();
+        for &n in fluid {
+            b[n] += e / count as f64;
+        }
+    }
+}

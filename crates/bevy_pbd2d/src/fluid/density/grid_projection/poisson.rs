@@ -1,0 +1,125 @@
+//! The pressure Poisson equation on a [`CellGrid`], by conjugate gradients started from the
+//! last solution.
+//!
+//! On every fluid cell c, Σₙ (p_c − pₙ) = b_c over its neighbours n that are not solid, with
+//! p = 0 on air cells (the free surface) and no term for solid ones (walls): −H² times the
+//! 5-point Laplacian with Dirichlet and Neumann boundaries, symmetric and positive definite
+//! where the fluid touches air. It runs on one thread, in a fixed order: the same bits for
+//! any thread count.
+
+use bevy::prelude::*;
+
+use super::cells::{CellGrid, CellKind};
+
+/// Conjugate-gradient iterations at most per solve.
+pub(crate) const MAX_CG_ITERATIONS: u32 = 1000;
+
+/// One pressure field and its solver's scratch, kept between steps for the warm start.
+#[derive(Debug, Default, Clone)]
+pub(crate) struct PoissonSolve {
+    /// The solution p, 0 off the fluid cells.
+    pub p: Vec<f64>,
+    /// The residual r = b − A p.
+    r: Vec<f64>,
+    /// The search direction.
+    d: Vec<f64>,
+    /// A d.
+    q: Vec<f64>,
+    /// Per cell: the number of neighbours that are not solid, 0 off the fluid cells.
+    diagonal: Vec<f64>,
+    /// The last solution and the grid it was on: origin and cells per row and column.
+    last: Vec<f64>,
+    last_grid: (IVec2, usize, usize),
+    /// Iterations of the last solve.
+    pub iterations: u32,
+}
+
+impl PoissonSolve {
+    /// Solves A p = `b` on `grid` until ‖b − A p‖ ≤ `tolerance` ‖b‖, or for
+    /// [`MAX_CG_ITERATIONS`]. Starts from the last solve's p where it has a value for the same
+    /// cell (its grid may have moved or grown), else from 0. `b` is read on fluid cells only.
+    pub fn solve(&mut self, grid: &CellGrid, b: &[f64], tolerance: f64) {
+        let cells = grid.len();
+        let nx = grid.nx;
+        for v in [
+            &mut self.p,
+            &mut self.r,
+            &mut self.d,
+            &mut self.q,
+            &mut self.diagonal,
+        ] {
+            v.clear();
+            v.resize(cells, 0.0);
+        }
+        let fluid = |c: usize| grid.kind[c] == CellKind::Fluid;
+        // The margin keeps fluid cells off the grid's edge.
+        for c in (0..cells).filter(|&c| fluid(c)) {
+            let open = [c - 1, c + 1, c - nx, c + nx].into_iter();
+            self.diagonal[c] = open.filter(|&n| grid.kind[n] != CellKind::Solid).count() as f64;
+        }
+        let (origin, last_nx, last_ny) = self.last_grid;
+        if self.last.len() == last_nx * last_ny {
+            for c in (0..cells).filter(|&c| fluid(c)) {
+                let at = grid.origin + IVec2::new((c % nx) as i32, (c / nx) as i32) - origin;
+                if at.x >= 0 && at.y >= 0 && (at.x as usize) < last_nx && (at.y as usize) < last_ny
+                {
+                    self.p[c] = self.last[at.y as usize * last_nx + at.x as usize];
+                }
+            }
+        }
+        let dot = |a: &[f64], b: &[f64]| a.iter().zip(b).map(|(a, b)| a * b).sum::<f64>();
+        // A fluid cell walled in on all four sides has no equation (its row of A is 0).
+        let active = |c: &usize| self.diagonal[*c] > 0.0;
+        let bb = (0..cells).filter(active).map(|c| b[c] * b[c]).sum::<f64>();
+        let stop = bb * tolerance * tolerance;
+        apply(&self.diagonal, nx, &self.p, &mut self.q);
+        for c in (0..cells).filter(active) {
+            self.r[c] = b[c] - self.q[c];
+        }
+        self.d.copy_from_slice(&self.r);
+        let mut rr = dot(&self.r, &self.r);
+        self.iterations = 0;
+        while rr > stop && self.iterations < MAX_CG_ITERATIONS {
+            apply(&self.diagonal, nx, &self.d, &mut self.q);
+            let dq = dot(&self.d, &self.q);
+            if dq <= 0.0 || !dq.is_finite() {
+                break;
+            }
+            let alpha = rr / dq;
+            for ((p, r), (d, q)) in self
+                .p
+                .iter_mut()
+                .zip(&mut self.r)
+                .zip(self.d.iter().zip(&self.q))
+            {
+                *p += alpha * d;
+                *r -= alpha * q;
+            }
+            let next = dot(&self.r, &self.r);
+            let beta = next / rr;
+            rr = next;
+            for (d, r) in self.d.iter_mut().zip(&self.r) {
+                *d = r + beta * *d;
+            }
+            self.iterations += 1;
+        }
+        if !self.p.iter().all(|p| p.is_finite()) {
+            self.p.fill(0.0);
+        }
+        self.last.clone_from(&self.p);
+        self.last_grid = (grid.origin, grid.nx, grid.ny);
+    }
+}
+
+/// out = A x on the fluid cells (`diagonal` > 0), 0 elsewhere. `x` is 0 off the fluid cells,
+/// so a cell's four neighbours can be summed whatever their kind.
+fn apply(diagonal: &[f64], nx: usize, x: &[f64], out: &mut [f64]) {
+    let cells = x.len();
+    out.fill(0.0);
+    for c in nx..cells - nx {
+        let k = diagonal[c];
+        if k > 0.0 {
+            out[c] = k * x[c] - (x[c - 1] + x[c + 1] + x[c - nx] + x[c + nx]);
+        }
+    }
+}

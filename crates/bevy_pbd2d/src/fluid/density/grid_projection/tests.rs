@@ -1,0 +1,253 @@
+//! Tests of the grid projection: the Poisson solve against the discrete hydrostatic column, the
+//! drift against area conservation, the velocity projection against mass conservation.
+
+use super::cells::{CellGrid, CellKind};
+use super::poisson::PoissonSolve;
+use super::*;
+use bevy::prelude::*;
+
+/// Cell size of the tests (m).
+const H: f32 = 0.1;
+
+/// A column of `n` fluid cells one cell wide (cell centres as particles), walled in left,
+/// right and below by samples, open above.
+fn column(n: i32) -> CellGrid {
+    let centre = |i: i32, j: i32| Vec2::new(i as f32 + 0.5, j as f32 + 0.5) * H;
+    let fluid: Vec<Vec2> = (0..n).map(|j| centre(0, j)).collect();
+    let mut walls: Vec<Vec2> = (-1..=n)
+        .flat_map(|j| [centre(-1, j), centre(1, j)])
+        .collect();
+    walls.push(centre(0, -1));
+    let mut grid = CellGrid::default();
+    assert!(grid.build(&fluid, &walls, H, 1 << 16));
+    grid
+}
+
+#[test]
+fn the_poisson_solve_gives_the_discrete_hydrostatic_column() {
+    // b = 1 in every cell: the face above cell k carries the k + 1 cells below it, so
+    // p_k − p_{k+1} = k + 1 with p = 0 in the air above: p_k = Σ_{j = k+1}^{n} j.
+    let n = 30;
+    let grid = column(n);
+    let b: Vec<f64> = grid
+        .kind
+        .iter()
+        .map(|&k| f64::from(u8::from(k == CellKind::Fluid)))
+        .collect();
+    let mut solve = PoissonSolve::default();
+    solve.solve(&grid, &b, 1e-10);
+    for k in 0..n {
+        let c = grid.cell_of(Vec2::new(0.5, k as f32 + 0.5) * H).unwrap();
+        let exact = ((k + 1)..=n).sum::<i32>() as f64;
+        assert!(
+            (solve.p[c] - exact).abs() <= 1e-6 * exact,
+            "cell {k}: p = {}, exact {exact}",
+            solve.p[c]
+        );
+    }
+    assert!(
+        solve.iterations <= n as u32 + 1,
+        "CG took {} iterations",
+        solve.iterations
+    );
+    // Started from that solution, the same equation needs no iteration.
+    solve.solve(&grid, &b, 1e-8);
+    assert_eq!(solve.iterations, 0);
+}
+
+/// A block of 40 × 20 fluid particles spaced d = 2r on a floor between two walls of samples
+/// (the default r: cells of 2d = 0.1 m), every particle with density `density` (kg/m²) and
+/// velocity `v`.
+fn block(settings: &FluidSettings, density: f32, v: Vec2) -> (SolverState, Vec<DensityRow>) {
+    let d = 2.0 * settings.particle_radius;
+    let x: Vec<Vec2> = (0..20)
+        .flat_map(|j| (0..40).map(move |i| Vec2::new(i as f32 + 0.5, j as f32 + 0.5) * d))
+        .collect();
+    let mut boundary_x: Vec<Vec2> = (-6..=86)
+        .map(|i| Vec2::new(i as f32 * 0.5 * d, -0.5 * d))
+        .collect();
+    for j in 0..60 {
+        let y = j as f32 * 0.5 * d;
+        boundary_x.extend([Vec2::new(-0.5 * d, y), Vec2::new(40.5 * d, y)]);
+    }
+    let n = x.len();
+    let state = SolverState {
+        fluid_count: n,
+        x_predicted: x.clone(),
+        x,
+        v: vec![v; n],
+        w: vec![1.0; n],
+        boundary_x,
+        ..default()
+    };
+    let row = DensityRow {
+        density,
+        ..default()
+    };
+    (state, vec![row; n])
+}
+
+/// Mean of `f` over the particles of row `j` of [`block`].
+fn row_mean(j: usize, f: impl Fn(usize) -> f32) -> f32 {
+    (0..40).map(|i| f(j * 40 + i)).sum::<f32>() / 40.0
+}
+
+#[test]
+fn the_drift_spreads_a_uniform_compression_upwards_and_keeps_velocities() {
+    // Every row 1 % over ρ0: the excess area, 1 % of the block's, leaves through its top, so
+    // a particle at height y rises by 0.01 y (area conservation), and no velocity changes.
+    let settings = FluidSettings::default();
+    let (mut state, rows) = block(&settings, 1.01 * settings.rest_density, Vec2::ZERO);
+    let before = state.x.clone();
+    let mut scratch = GridProjectionState::default();
+    let params = GridProjection::default();
+    project(
+        &params,
+        &settings,
+        &mut state,
+        &rows,
+        true,
+        &mut scratch,
+        0.005,
+    );
+    let d = 2.0 * settings.particle_radius;
+    let rise = |j: usize| row_mean(j, |i| state.x[i].y - before[i].y);
+    let sideways = |j: usize| row_mean(j, |i| (state.x[i].x - before[i].x).abs());
+    for j in [5, 10, 15, 19] {
+        let expected = 0.01 * (j as f32 + 0.5) * d;
+        println!("row {j}: rise {} m, expected {expected} m", rise(j));
+        assert!(
+            (rise(j) - expected).abs() <= 0.25 * expected,
+            "row {j} rose {} m, area conservation {expected} m",
+            rise(j)
+        );
+        assert!(
+            sideways(j) <= 0.1 * expected,
+            "row {j} moved {} m sideways",
+            sideways(j)
+        );
+    }
+    for i in 0..state.fluid_count {
+        assert_eq!(state.x[i], state.x_predicted[i], "x and x* moved alike");
+        assert_eq!(state.v[i], Vec2::ZERO, "velocity of particle {i}");
+    }
+}
+
+#[test]
+fn the_velocity_projection_stops_a_block_falling_onto_its_floor() {
+    // A block at rest on the floor after gravity's Δv: mass conservation in a box open only
+    // above leaves each row's mean vertical velocity 0.
+    let settings = FluidSettings::default();
+    let dt = 0.005;
+    let fall = Vec2::new(0.0, -9.81 * dt);
+    let (mut state, rows) = block(&settings, settings.rest_density, fall);
+    let offsets: Vec<Vec2> = (0..state.fluid_count)
+        .map(|i| state.x[i] - state.x_predicted[i])
+        .collect();
+    let mut scratch = GridProjectionState::default();
+    project(
+        &GridProjection::default(),
+        &settings,
+        &mut state,
+        &rows,
+        false,
+        &mut scratch,
+        dt,
+    );
+    for j in 0..20 {
+        let vy = row_mean(j, |i| state.v[i].y);
+        assert!(
+            vy.abs() <= 0.05 * fall.length(),
+            "row {j}: mean v_y {vy} m/s of {} m/s",
+            fall.y
+        );
+    }
+    let fastest = state.v[..state.fluid_count]
+        .iter()
+        .map(|v| v.length())
+        .fold(0.0, f32::max);
+    assert!(
+        fastest <= 0.25 * fall.length(),
+        "fastest particle {fastest} m/s"
+    );
+    for (i, offset) in offsets.iter().enumerate() {
+        let now = state.x[i] - state.x_predicted[i];
+        assert!(
+            (now - *offset).length() <= 1e-6,
+            "x − x* of particle {i} changed"
+        );
+    }
+}
+
+#[test]
+fn parameters_outside_their_ranges_are_refused() {
+    assert!(GridProjection::default().validate().is_ok());
+    let bad = [
+        GridProjection {
+            cell_spacings: 0.5,
+            ..default()
+        },
+        GridProjection {
+            cell_spacings: f32::NAN,
+            ..default()
+        },
+        GridProjection {
+            tolerance: 0.0,
+            ..default()
+        },
+        GridProjection {
+            tolerance: 1.0,
+            ..default()
+        },
+        GridProjection {
+            surface_threshold: -0.1,
+            ..default()
+        },
+        GridProjection {
+            surface_threshold: f32::INFINITY,
+            ..default()
+        },
+    ];
+    for params in bad {
+        assert!(params.validate().is_err(), "{params:?}");
+        let settings = FluidSettings {
+            grid_projection: Some(params),
+            ..default()
+        };
+        assert!(
+            settings.validate().is_err(),
+            "FluidSettings with {params:?}"
+        );
+    }
+}
+
+#[test]
+fn a_particle_flung_far_away_skips_the_step_and_moves_nothing() {
+    let settings = FluidSettings::default();
+    let (mut state, rows) = block(&settings, 1.01 * settings.rest_density, Vec2::ZERO);
+    state.x[0] = Vec2::new(1.0e4, 1.0e4);
+    state.x_predicted[0] = state.x[0];
+    let before = state.x.clone();
+    let mut scratch = GridProjectionState::default();
+    project(
+        &GridProjection::default(),
+        &settings,
+        &mut state,
+        &rows,
+        true,
+        &mut scratch,
+        0.005,
+    );
+    assert_eq!(state.x, before);
+    state.x[1] = Vec2::NAN;
+    project(
+        &GridProjection::default(),
+        &settings,
+        &mut state,
+        &rows,
+        true,
+        &mut scratch,
+        0.005,
+    );
+    assert!(state.x[2..].iter().zip(&before[2..]).all(|(a, b)| a == b));
+}
