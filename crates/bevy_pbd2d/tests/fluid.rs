@@ -195,9 +195,9 @@ fn a_grid_projected_dam_break_settles_correctly_in_fewer_iterations() {
     );
 }
 
-/// The grid projection runs on one thread in a fixed order, also across re-sorts of the rows
-/// (which leave it without the last step's densities for a step): the same bits on one and
-/// two threads.
+/// The grid projection's two solves each run in a fixed order (side by side on two threads),
+/// also across re-sorts of the rows (which leave it without the last step's densities for a
+/// step): the same bits on one and two threads.
 #[test]
 fn a_grid_projected_dam_break_has_the_same_bits_on_one_and_two_threads() {
     let runs: Vec<Vec<[u32; 4]>> = [1, 2]

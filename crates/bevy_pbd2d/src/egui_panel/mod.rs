@@ -343,7 +343,8 @@ fn settings_rows(
         let mut grid = f.grid_projection.is_some();
         ui.checkbox(&mut grid, "").on_hover_text(
             "A pressure solve on a grid before the density iterations: deep water meets the \
-             tolerance in a few iterations",
+             tolerance in a few iterations. Off while avian bodies are pushed by the fluid; \
+             ticking it sets the grid's defaults",
         );
         ui.end_row();
         if grid != f.grid_projection.is_some() {

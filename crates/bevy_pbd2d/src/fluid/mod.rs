@@ -109,6 +109,7 @@ impl Plugin for FluidPlugin {
                     .before(predict),
                 find_fluid_neighbors.in_set(PbdSubstepSystems::FindNeighbors),
                 (
+                    density::project_fluid_on_grid,
                     contacts::prepare_boundary_contacts.in_set(BoundaryContactSystems),
                     density::solve_density_constraints,
                     contacts::resolve_boundary_contacts.in_set(BoundaryContactSystems),

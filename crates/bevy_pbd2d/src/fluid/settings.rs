@@ -71,10 +71,10 @@ pub struct FluidSettings {
     /// The grid projection before the density iterations
     /// ([`grid_projection`](crate::fluid::density::grid_projection) module docs), or `None`
     /// (default: the PBF demo's solve). With the default [`GridProjection`] the 100 × 100 dam
-    /// break meets the 0.1 % tolerance in 3.3 iterations per step after 1 000 steps instead of
-    /// 42, the 316 × 316 one in 0.6 instead of 147.8; the grid's own solve, on one thread, costs
-    /// 3.8 and 134 ms per step there (2 threads, [`density`](crate::fluid::density) module
-    /// docs). The 30 × 30 dam break needs 3.1 iterations per step over 3 s instead of 12.5.
+    /// break meets the 0.1 % tolerance in 3.4 iterations per step after 1 000 steps instead of
+    /// 42, the 316 × 316 one in 0.7 instead of 147.8; the grid's own solves cost 2.7 and 65 ms
+    /// per step there (2 threads, [`density`](crate::fluid::density) module docs). The 30 × 30
+    /// dam break needs 3.1 iterations per step over 3 s instead of 12.5.
     /// Not applied while the avian coupling tracks the boundary push (with dynamic bodies in
     /// the water). Not in the reference demo.
     pub grid_projection: Option<GridProjection>,

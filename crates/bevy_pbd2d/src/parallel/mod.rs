@@ -31,6 +31,6 @@ pub(crate) mod progress;
 mod settings;
 pub(crate) mod team;
 
-pub(crate) use blocks::{CHUNK, threads_for};
+pub(crate) use blocks::{CHUNK, pool, threads_for};
 pub use settings::{MAX_HELPER_LINGER, SolverThreads};
 pub(crate) use team::apply_helper_linger;

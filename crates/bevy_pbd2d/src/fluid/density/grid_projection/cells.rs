@@ -1,6 +1,7 @@
 //! The pressure grid of [`grid_projection`](super): square cells H wide over the fluid's
 //! bounding box, each fluid, air or solid, with the particle ↔ grid transfers.
 
+use bevy::math::I64Vec2;
 use bevy::prelude::*;
 
 /// What a cell of the pressure grid holds.
@@ -38,8 +39,9 @@ pub(crate) struct CellGrid {
 impl CellGrid {
     /// Builds the grid over `fluid` (m) with cells `size` wide: a cell holding a boundary
     /// sample of `boundary` is solid, one holding a fluid particle fluid, else air. Returns
-    /// `false` (and keeps no grid) if a position is not finite or the grid would have more than
-    /// `max_cells` cells.
+    /// `false` (and keeps no grid) if a fluid position is not finite or the grid would have more
+    /// than `max_cells` cells or reach past ±2³⁰ cells from the origin. Samples that are not
+    /// finite are left out.
     pub fn build(
         &mut self,
         fluid: &[Vec2],
@@ -59,23 +61,28 @@ impl CellGrid {
         if fluid.is_empty() {
             return false;
         }
-        let inv = 1.0 / size;
-        let first = (lo * inv).floor();
-        let last = (hi * inv).floor();
-        let cells_wide = (last - first) + Vec2::splat((2 * MARGIN + 1) as f32);
-        if cells_wide.x * cells_wide.y > max_cells as f32 {
+        // The same cell index as `cell_of` takes (monotonic in p): every fluid cell lies at
+        // least MARGIN cells inside the grid.
+        let (first, last) = (index(lo, size), index(hi, size));
+        let limit = 1 << 30;
+        let far = |c: I64Vec2| c.abs().max_element() > limit;
+        if far(first) || far(last) {
+            return false;
+        }
+        let wide = last - first + I64Vec2::splat(i64::from(2 * MARGIN + 1));
+        if wide.x.saturating_mul(wide.y) > max_cells as i64 {
             return false;
         }
         self.size = size;
         self.origin = first.as_ivec2() - IVec2::splat(MARGIN);
-        (self.nx, self.ny) = (cells_wide.x as usize, cells_wide.y as usize);
+        (self.nx, self.ny) = (wide.x as usize, wide.y as usize);
         self.kind.resize(self.nx * self.ny, CellKind::Air);
         for &p in fluid {
             if let Some(c) = self.cell_of(p) {
                 self.kind[c] = CellKind::Fluid;
             }
         }
-        for &s in boundary {
+        for &s in boundary.iter().filter(|s| s.is_finite()) {
             if let Some(c) = self.cell_of(s) {
                 self.kind[c] = CellKind::Solid;
             }
@@ -90,8 +97,9 @@ impl CellGrid {
 
     /// The cell holding `p` (m), if the grid does.
     pub fn cell_of(&self, p: Vec2) -> Option<usize> {
-        let c = (p / self.size).floor().as_ivec2() - self.origin;
-        let inside = c.x >= 0 && c.y >= 0 && (c.x as usize) < self.nx && (c.y as usize) < self.ny;
+        let c = index(p, self.size) - self.origin.as_i64vec2();
+        let (nx, ny) = (self.nx as i64, self.ny as i64);
+        let inside = c.x >= 0 && c.y >= 0 && c.x < nx && c.y < ny;
         inside.then(|| c.y as usize * self.nx + c.x as usize)
     }
 
@@ -229,6 +237,12 @@ impl CellGrid {
             }
         }
     }
+}
+
+/// ⌊p / size⌋ per axis, saturating (NaN: 0).
+fn index(p: Vec2, size: f32) -> I64Vec2 {
+    let c = (p / size).floor();
+    I64Vec2::new(c.x as i64, c.y as i64)
 }
 
 /// Bilinear interpolation of `f` on the integer lattice at (s, t), over the corners where `f`

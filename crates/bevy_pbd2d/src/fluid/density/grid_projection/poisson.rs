@@ -29,7 +29,9 @@ pub(crate) struct PoissonSolve {
     diagonal: Vec<f64>,
     /// The last solution and the grid it was on: origin and cells per row and column.
     last: Vec<f64>,
-    last_grid: (IVec2, usize, usize),
+    last_grid: (IVec2, usize, usize, f32),
+    /// Cells to visit (scratch).
+    stack: Vec<usize>,
     /// Iterations of the last solve.
     pub iterations: u32,
 }
@@ -37,7 +39,11 @@ pub(crate) struct PoissonSolve {
 impl PoissonSolve {
     /// Solves A p = `b` on `grid` until ‖b − A p‖ ≤ `tolerance` ‖b‖, or for
     /// [`MAX_CG_ITERATIONS`]. Starts from the last solve's p where it has a value for the same
-    /// cell (its grid may have moved or grown), else from 0. `b` is read on fluid cells only.
+    /// cell (its grid may have moved or grown; not after a solve that hit the cap or on cells of
+    /// another size), else from 0. `b` is read on fluid cells only. Fluid cells that no path of
+    /// fluid cells links to an air cell (fluid sealed in a container: A would be singular) get
+    /// no equation and keep p = 0, as do fluid cells walled in on all four sides; so does all
+    /// of p if b is 0.
     pub fn solve(&mut self, grid: &CellGrid, b: &[f64], tolerance: f64) {
         let cells = grid.len();
         let nx = grid.nx;
@@ -52,14 +58,32 @@ impl PoissonSolve {
             v.resize(cells, 0.0);
         }
         let fluid = |c: usize| grid.kind[c] == CellKind::Fluid;
-        // The margin keeps fluid cells off the grid's edge.
+        // The margin keeps fluid cells off the grid's edge. Fluid cells beside air first, then
+        // those linked to them.
+        self.stack.clear();
         for c in (0..cells).filter(|&c| fluid(c)) {
-            let open = [c - 1, c + 1, c - nx, c + nx].into_iter();
-            self.diagonal[c] = open.filter(|&n| grid.kind[n] != CellKind::Solid).count() as f64;
+            let around = [c - 1, c + 1, c - nx, c + nx];
+            if around.iter().any(|&n| grid.kind[n] == CellKind::Air) {
+                self.stack.push(c);
+                self.diagonal[c] = -1.0;
+            }
         }
-        let (origin, last_nx, last_ny) = self.last_grid;
-        if self.last.len() == last_nx * last_ny {
-            for c in (0..cells).filter(|&c| fluid(c)) {
+        while let Some(c) = self.stack.pop() {
+            let around = [c - 1, c + 1, c - nx, c + nx];
+            self.diagonal[c] = around
+                .iter()
+                .filter(|&&n| grid.kind[n] != CellKind::Solid)
+                .count() as f64;
+            for n in around {
+                if fluid(n) && self.diagonal[n] == 0.0 {
+                    self.diagonal[n] = -1.0;
+                    self.stack.push(n);
+                }
+            }
+        }
+        let (origin, last_nx, last_ny, size) = self.last_grid;
+        if self.last.len() == last_nx * last_ny && size == grid.size {
+            for c in (0..cells).filter(|&c| self.diagonal[c] > 0.0) {
                 let at = grid.origin + IVec2::new((c % nx) as i32, (c / nx) as i32) - origin;
                 if at.x >= 0 && at.y >= 0 && (at.x as usize) < last_nx && (at.y as usize) < last_ny
                 {
@@ -71,6 +95,12 @@ impl PoissonSolve {
         // A fluid cell walled in on all four sides has no equation (its row of A is 0).
         let active = |c: &usize| self.diagonal[*c] > 0.0;
         let bb = (0..cells).filter(active).map(|c| b[c] * b[c]).sum::<f64>();
+        self.iterations = 0;
+        if bb == 0.0 || !bb.is_finite() {
+            self.p.fill(0.0);
+            self.last.clear();
+            return;
+        }
         let stop = bb * tolerance * tolerance;
         apply(&self.diagonal, nx, &self.p, &mut self.q);
         for c in (0..cells).filter(active) {
@@ -78,14 +108,15 @@ impl PoissonSolve {
         }
         self.d.copy_from_slice(&self.r);
         let mut rr = dot(&self.r, &self.r);
-        self.iterations = 0;
         while rr > stop && self.iterations < MAX_CG_ITERATIONS {
-            apply(&self.diagonal, nx, &self.d, &mut self.q);
-            let dq = dot(&self.d, &self.q);
+            // Two fused passes and one more per iteration (the sums in cell order, as
+            // separate dot products would take them: the same bits).
+            let dq = apply(&self.diagonal, nx, &self.d, &mut self.q);
             if dq <= 0.0 || !dq.is_finite() {
                 break;
             }
             let alpha = rr / dq;
+            let mut next = 0.0;
             for ((p, r), (d, q)) in self
                 .p
                 .iter_mut()
@@ -94,8 +125,8 @@ impl PoissonSolve {
             {
                 *p += alpha * d;
                 *r -= alpha * q;
+                next += *r * *r;
             }
-            let next = dot(&self.r, &self.r);
             let beta = next / rr;
             rr = next;
             for (d, r) in self.d.iter_mut().zip(&self.r) {
@@ -106,20 +137,28 @@ impl PoissonSolve {
         if !self.p.iter().all(|p| p.is_finite()) {
             self.p.fill(0.0);
         }
-        self.last.clone_from(&self.p);
-        self.last_grid = (grid.origin, grid.nx, grid.ny);
+        if self.iterations < MAX_CG_ITERATIONS {
+            self.last.clone_from(&self.p);
+            self.last_grid = (grid.origin, grid.nx, grid.ny, grid.size);
+        } else {
+            self.last.clear();
+        }
     }
 }
 
-/// out = A x on the fluid cells (`diagonal` > 0), 0 elsewhere. `x` is 0 off the fluid cells,
-/// so a cell's four neighbours can be summed whatever their kind.
-fn apply(diagonal: &[f64], nx: usize, x: &[f64], out: &mut [f64]) {
+/// out = A x on the fluid cells (`diagonal` > 0), untouched elsewhere (where it must be 0);
+/// returns Σ x · out in cell order. `x` is 0 off the fluid cells, so a cell's four neighbours
+/// can be summed whatever their kind.
+fn apply(diagonal: &[f64], nx: usize, x: &[f64], out: &mut [f64]) -> f64 {
     let cells = x.len();
-    out.fill(0.0);
+    let mut sum = 0.0;
     for c in nx..cells - nx {
         let k = diagonal[c];
         if k > 0.0 {
-            out[c] = k * x[c] - (x[c - 1] + x[c + 1] + x[c - nx] + x[c + nx]);
+            let y = k * x[c] - (x[c - 1] + x[c + 1] + x[c - nx] + x[c + nx]);
+            out[c] = y;
+            sum += x[c] * y;
         }
     }
+    sum
 }
