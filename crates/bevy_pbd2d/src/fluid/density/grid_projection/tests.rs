@@ -281,3 +281,55 @@ fn fluid_sealed_in_a_full_box_gets_no_pressure_solve() {
         }
     }
 }
+
+#[test]
+fn an_expanded_block_contracts_in_position_and_draws_in_at_the_rate_of_its_deficit() {
+    // Every row 2 % under ρ0 (above the −5 % surface threshold): the drift lowers a particle
+    // at height y by 0.02 y, and the velocity projection draws the block in at the area rate
+    // e/Δt: the top row moves down at 0.02 × the block's height / Δt. Pinned rows stay put.
+    let settings = FluidSettings::default();
+    let dt = 0.005;
+    let (mut state, rows) = block(&settings, 0.98 * settings.rest_density, Vec2::ZERO);
+    let pinned = 19 * 40 + 7;
+    state.w[pinned] = 0.0;
+    let before = state.x.clone();
+    let mut scratch = GridProjectionState::default();
+    run(&mut state, Some(&rows), &mut scratch, dt);
+    let d = 2.0 * settings.particle_radius;
+    let height = 20.0 * d;
+    let top_v = row_mean(19, |i| state.v[i].y);
+    let expected_v = -0.02 * height / dt;
+    assert!(
+        (top_v - expected_v).abs() <= 0.25 * expected_v.abs(),
+        "top row v_y {top_v} m/s, the deficit's rate {expected_v} m/s"
+    );
+    // The drift's part of the move: the move minus Δt v.
+    let drift = |j: usize| row_mean(j, |i| state.x[i].y - before[i].y - dt * state.v[i].y);
+    for j in [5, 10, 15] {
+        let expected = -0.02 * (j as f32 + 0.5) * d;
+        assert!(
+            (drift(j) - expected).abs() <= 0.25 * expected.abs(),
+            "row {j} drifted {} m, area conservation {expected} m",
+            drift(j)
+        );
+    }
+    assert_eq!(state.x[pinned], before[pinned]);
+    assert_eq!(state.v[pinned], Vec2::ZERO);
+}
+
+#[test]
+fn a_block_leaving_its_floor_keeps_its_velocity() {
+    // Fluid may leave a wall (the clamped density constraint lets it): a block moving up off
+    // its floor as one is divergence-free and keeps its velocity.
+    let settings = FluidSettings::default();
+    let up = Vec2::new(0.0, 0.05);
+    let (mut state, _) = block(&settings, settings.rest_density, up);
+    let mut scratch = GridProjectionState::default();
+    run(&mut state, None, &mut scratch, 0.005);
+    for (i, v) in state.v[..state.fluid_count].iter().enumerate() {
+        assert!(
+            (*v - up).length() <= 0.05 * up.length(),
+            "particle {i}: v {v}"
+        );
+    }
+}
