@@ -75,8 +75,8 @@ pub struct FluidSettings {
     /// 42, the 316 × 316 one in 0.7 instead of 147.8; the grid's own solves cost 2.7 and 65 ms
     /// per step there (2 threads, [`density`](crate::fluid::density) module docs). The 30 × 30
     /// dam break needs 3.1 iterations per step over 3 s instead of 12.5.
-    /// Not applied while the avian coupling tracks the boundary push (with dynamic bodies in
-    /// the water). Not in the reference demo.
+    /// Not applied while the avian coupling tracks the boundary push (while it has dynamic
+    /// bodies with samples anywhere in the world). Not in the reference demo.
     pub grid_projection: Option<GridProjection>,
 }
 

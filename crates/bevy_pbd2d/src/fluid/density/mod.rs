@@ -265,13 +265,12 @@ pub fn solve_density_constraints(
     threads: Res<SolverThreads>,
     mut stats: ResMut<PbdStats>,
 ) {
-    let scratch = &mut *scratch;
     let started = stats.begin_phase();
     let (iterations, error) = solve::solve(
         &settings,
         &mut state,
         &mut neighbors.chunks,
-        scratch,
+        &mut scratch,
         threads.cap(),
     );
     scratch.grid.densities_generation = Some(state.rows_generation);

@@ -34,6 +34,13 @@ pub(crate) struct CellGrid {
     pub ny: usize,
     /// Per cell, row-major.
     pub kind: Vec<CellKind>,
+    /// Per cell, the diagonal of the Poisson operator ([`poisson`](super::poisson)): the number
+    /// of neighbours that are not solid, on fluid cells that a path of fluid cells links to an
+    /// air cell; 0 on the others, which have no equation (fluid sealed in a container, where A
+    /// would be singular, and every cell that is not fluid).
+    pub diagonal: Vec<f64>,
+    /// Cells to visit (scratch).
+    stack: Vec<usize>,
 }
 
 impl CellGrid {
@@ -50,6 +57,7 @@ impl CellGrid {
         max_cells: usize,
     ) -> bool {
         self.kind.clear();
+        self.diagonal.clear();
         let (mut lo, mut hi) = (Vec2::splat(f32::INFINITY), Vec2::splat(f32::NEG_INFINITY));
         for &p in fluid {
             if !p.is_finite() {
@@ -87,7 +95,37 @@ impl CellGrid {
                 self.kind[c] = CellKind::Solid;
             }
         }
+        self.find_equations();
         true
+    }
+
+    /// Fills [`diagonal`](Self::diagonal): fluid cells beside air first, then those linked to
+    /// them. The margin keeps fluid cells off the grid's edge.
+    fn find_equations(&mut self) {
+        let (cells, nx) = (self.len(), self.nx);
+        self.diagonal.clear();
+        self.diagonal.resize(cells, 0.0);
+        self.stack.clear();
+        let kind = &self.kind;
+        let fluid = |c: usize| kind[c] == CellKind::Fluid;
+        for c in (0..cells).filter(|&c| fluid(c)) {
+            let around = [c - 1, c + 1, c - nx, c + nx];
+            if around.iter().any(|&n| kind[n] == CellKind::Air) {
+                self.stack.push(c);
+                self.diagonal[c] = -1.0;
+            }
+        }
+        while let Some(c) = self.stack.pop() {
+            let around = [c - 1, c + 1, c - nx, c + nx];
+            let open = around.iter().filter(|&&n| kind[n] != CellKind::Solid);
+            self.diagonal[c] = open.count() as f64;
+            for n in around {
+                if fluid(n) && self.diagonal[n] == 0.0 {
+                    self.diagonal[n] = -1.0;
+                    self.stack.push(n);
+                }
+            }
+        }
     }
 
     /// Number of cells.

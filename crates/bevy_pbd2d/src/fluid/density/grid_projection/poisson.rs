@@ -4,12 +4,12 @@
 //! On every fluid cell c, Σₙ (p_c − pₙ) = b_c over its neighbours n that are not solid, with
 //! p = 0 on air cells (the free surface) and no term for solid ones (walls): −H² times the
 //! 5-point Laplacian with Dirichlet and Neumann boundaries, symmetric and positive definite
-//! where the fluid touches air. It runs on one thread, in a fixed order: the same bits for
+//! on the cells [`CellGrid::diagonal`] gives an equation (fluid linked to air). It runs on one thread, in a fixed order: the same bits for
 //! any thread count.
 
 use bevy::prelude::*;
 
-use super::cells::{CellGrid, CellKind};
+use super::cells::CellGrid;
 
 /// Conjugate-gradient iterations at most per solve.
 pub(crate) const MAX_CG_ITERATIONS: u32 = 1000;
@@ -25,13 +25,9 @@ pub(crate) struct PoissonSolve {
     d: Vec<f64>,
     /// A d.
     q: Vec<f64>,
-    /// Per cell: the number of neighbours that are not solid, 0 off the fluid cells.
-    diagonal: Vec<f64>,
     /// The last solution and the grid it was on: origin and cells per row and column.
     last: Vec<f64>,
     last_grid: (IVec2, usize, usize, f32),
-    /// Cells to visit (scratch).
-    stack: Vec<usize>,
     /// Iterations of the last solve.
     pub iterations: u32,
 }
@@ -40,50 +36,20 @@ impl PoissonSolve {
     /// Solves A p = `b` on `grid` until ‖b − A p‖ ≤ `tolerance` ‖b‖, or for
     /// [`MAX_CG_ITERATIONS`]. Starts from the last solve's p where it has a value for the same
     /// cell (its grid may have moved or grown; not after a solve that hit the cap or on cells of
-    /// another size), else from 0. `b` is read on fluid cells only. Fluid cells that no path of
-    /// fluid cells links to an air cell (fluid sealed in a container: A would be singular) get
-    /// no equation and keep p = 0, as do fluid cells walled in on all four sides; so does all
-    /// of p if b is 0.
+    /// another size), else from 0. `b` is read on the cells with an equation
+    /// ([`CellGrid::diagonal`] > 0); p stays 0 on the others, and everywhere if b is 0.
     pub fn solve(&mut self, grid: &CellGrid, b: &[f64], tolerance: f64) {
         let cells = grid.len();
         let nx = grid.nx;
-        for v in [
-            &mut self.p,
-            &mut self.r,
-            &mut self.d,
-            &mut self.q,
-            &mut self.diagonal,
-        ] {
+        for v in [&mut self.p, &mut self.r, &mut self.d, &mut self.q] {
             v.clear();
             v.resize(cells, 0.0);
         }
-        let fluid = |c: usize| grid.kind[c] == CellKind::Fluid;
-        // The margin keeps fluid cells off the grid's edge. Fluid cells beside air first, then
-        // those linked to them.
-        self.stack.clear();
-        for c in (0..cells).filter(|&c| fluid(c)) {
-            let around = [c - 1, c + 1, c - nx, c + nx];
-            if around.iter().any(|&n| grid.kind[n] == CellKind::Air) {
-                self.stack.push(c);
-                self.diagonal[c] = -1.0;
-            }
-        }
-        while let Some(c) = self.stack.pop() {
-            let around = [c - 1, c + 1, c - nx, c + nx];
-            self.diagonal[c] = around
-                .iter()
-                .filter(|&&n| grid.kind[n] != CellKind::Solid)
-                .count() as f64;
-            for n in around {
-                if fluid(n) && self.diagonal[n] == 0.0 {
-                    self.diagonal[n] = -1.0;
-                    self.stack.push(n);
-                }
-            }
-        }
+        let diagonal = &grid.diagonal[..];
+        let active = |c: &usize| diagonal[*c] > 0.0;
         let (origin, last_nx, last_ny, size) = self.last_grid;
         if self.last.len() == last_nx * last_ny && size == grid.size {
-            for c in (0..cells).filter(|&c| self.diagonal[c] > 0.0) {
+            for c in (0..cells).filter(active) {
                 let at = grid.origin + IVec2::new((c % nx) as i32, (c / nx) as i32) - origin;
                 if at.x >= 0 && at.y >= 0 && (at.x as usize) < last_nx && (at.y as usize) < last_ny
                 {
@@ -92,8 +58,6 @@ impl PoissonSolve {
             }
         }
         let dot = |a: &[f64], b: &[f64]| a.iter().zip(b).map(|(a, b)| a * b).sum::<f64>();
-        // A fluid cell walled in on all four sides has no equation (its row of A is 0).
-        let active = |c: &usize| self.diagonal[*c] > 0.0;
         let bb = (0..cells).filter(active).map(|c| b[c] * b[c]).sum::<f64>();
         self.iterations = 0;
         if bb == 0.0 || !bb.is_finite() {
@@ -102,7 +66,7 @@ impl PoissonSolve {
             return;
         }
         let stop = bb * tolerance * tolerance;
-        apply(&self.diagonal, nx, &self.p, &mut self.q);
+        apply(diagonal, nx, &self.p, &mut self.q);
         for c in (0..cells).filter(active) {
             self.r[c] = b[c] - self.q[c];
         }
@@ -111,7 +75,7 @@ impl PoissonSolve {
         while rr > stop && self.iterations < MAX_CG_ITERATIONS {
             // Two fused passes and one more per iteration (the sums in cell order, as
             // separate dot products would take them: the same bits).
-            let dq = apply(&self.diagonal, nx, &self.d, &mut self.q);
+            let dq = apply(diagonal, nx, &self.d, &mut self.q);
             if dq <= 0.0 || !dq.is_finite() {
                 break;
             }
