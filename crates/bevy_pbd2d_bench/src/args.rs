@@ -53,9 +53,10 @@ fluid options (defaults: the PBF demo's):
   --chebyshev RHO     Chebyshev acceleration of the density iterations with
                       spectral radius RHO in [0.5, 0.98], needs --relaxation
                       <= 1; `off`: plain Jacobi, as the demo (off)
-  --grid B            on: the grid projection (FluidSettings::grid_projection,
-                      defaults) before the density iterations; off: the
-                      demo's solve (off)
+  --grid G            on: the grid projection (FluidSettings::grid_projection,
+                      defaults: multigrid-preconditioned CG) before the density
+                      iterations; cg: the same with plain CG; off: the demo's
+                      solve (off)
   --steps N           timed steps, >= 1 (400)
   --walls W           the box: `samples` (the demo's boundary samples) or
                       `colliders` (a ParticleCollider polyline on the same
@@ -126,6 +127,17 @@ impl Default for ClothArgs {
 }
 
 /// Parameters of the fluid scene (the PBF demo's dam break).
+/// `--grid`: the fluid's grid projection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GridArg {
+    /// None: the demo's solve.
+    Off,
+    /// With plain conjugate gradients.
+    Cg,
+    /// With its defaults (multigrid-preconditioned conjugate gradients).
+    Multigrid,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct FluidArgs {
     /// Fluid particles per row.
@@ -149,8 +161,9 @@ pub struct FluidArgs {
     /// Chebyshev acceleration's spectral radius ρ, or `None`: the demo's plain Jacobi
     /// (`--chebyshev`).
     pub chebyshev: Option<f64>,
-    /// The grid projection with its defaults (`--grid on`), or none (`off`, the demo's solve).
-    pub grid: bool,
+    /// The grid projection: with its defaults (`--grid on`), with plain conjugate gradients
+    /// (`cg`) or none (`off`, the demo's solve).
+    pub grid: GridArg,
     /// Timed steps.
     pub steps: u32,
     /// Whether the box is a collider (`--walls colliders`) instead of boundary samples.
@@ -172,7 +185,7 @@ impl Default for FluidArgs {
             resort: 0,
             warmup: None,
             chebyshev: None,
-            grid: false,
+            grid: GridArg::Off,
             steps: 400,
             collider_walls: false,
             bodies: 0,
@@ -360,9 +373,10 @@ where
             }
             (Scene::Fluid(f), "grid") => {
                 f.grid = match v.text {
-                    "on" => true,
-                    "off" => false,
-                    _ => return Err(v.error("on or off")),
+                    "on" => GridArg::Multigrid,
+                    "cg" => GridArg::Cg,
+                    "off" => GridArg::Off,
+                    _ => return Err(v.error("on, cg or off")),
                 }
             }
             (Scene::Fluid(f), "steps") => f.steps = v.int(1, u32::MAX as u64)? as u32,
@@ -398,7 +412,9 @@ where
                 "--compare-seed runs the demo's scene, which has no --bodies".into(),
             ));
         }
-        if (f.resort > 0 || f.warmup.is_some() || f.chebyshev.is_some() || f.grid) && compare_seed {
+        if (f.resort > 0 || f.warmup.is_some() || f.chebyshev.is_some() || f.grid != GridArg::Off)
+            && compare_seed
+        {
             return Err(ArgError(
                 "--compare-seed runs the demo's scene and solve, which have no --resort, \
                  --warmup, --chebyshev or --grid"
@@ -520,7 +536,7 @@ mod tests {
                 resort: 0,
                 warmup: None,
                 chebyshev: None,
-                grid: false,
+                grid: GridArg::Off,
                 steps: 400,
                 collider_walls: false,
                 bodies: 0,
@@ -615,7 +631,7 @@ mod tests {
                 resort: 50,
                 warmup: Some(7),
                 chebyshev: Some(0.9),
-                grid: true,
+                grid: GridArg::Multigrid,
                 steps: 60,
                 collider_walls: true,
                 bodies: 0,
@@ -681,6 +697,7 @@ mod tests {
             &["fluid", "--chebyshev", "1.5"],
             &["fluid", "--chebyshev", "0.9", "--compare-seed"],
             &["fluid", "--grid", "yes"],
+            &["fluid", "--grid", "cg", "--compare-seed"],
             &["fluid", "--grid", "on", "--compare-seed"],
             &["cloth", "--grid", "on"],
             &["cloth", "--warmup", "5"],

@@ -58,6 +58,11 @@ pub struct Measurement {
     /// Average over the timed steps of the density error the solve ended each step with
     /// ([`PbdStats::avg_density_error_percent`], %).
     pub mean_density_error_percent: f64,
+    /// The largest density error a timed step ended with (%): at most the tolerance if every
+    /// step met it.
+    pub max_density_error_percent: f64,
+    /// The most density iterations a timed step took.
+    pub max_fluid_iterations: u32,
     /// Average phase times per step.
     pub phases: PhaseAverages,
 }
@@ -117,6 +122,9 @@ pub fn run(app: &mut App, warmup: u32, steps: u32) -> Result<Measurement, StepEr
         m.plugin_step_ms += stats.step_time_ms as f64;
         m.avg_fluid_iterations += stats.fluid_iterations as f64;
         m.mean_density_error_percent += stats.avg_density_error_percent as f64;
+        let error = stats.avg_density_error_percent as f64;
+        m.max_density_error_percent = m.max_density_error_percent.max(error);
+        m.max_fluid_iterations = m.max_fluid_iterations.max(stats.fluid_iterations);
         let (p, a) = (stats.phases, &mut m.phases);
         a.predict += p.predict as f64;
         a.neighbors += p.neighbors as f64;

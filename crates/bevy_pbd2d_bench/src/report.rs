@@ -11,7 +11,7 @@ use bevy_pbd2d::fluid::density::DensityState;
 use bevy_pbd2d::particle::SolverState;
 use bevy_pbd2d::prelude::{FluidSettings, PbdStats};
 
-use crate::args::{ClothArgs, FluidArgs};
+use crate::args::{ClothArgs, FluidArgs, GridArg};
 use crate::measure::{Measurement, PhaseAverages, peak_rss_mb};
 use crate::scene::dam_break_builder;
 
@@ -323,6 +323,11 @@ pub fn fluid_line(world: &World, f: &FluidArgs, threads: usize, m: &Measurement)
             m.mean_density_error_percent,
             4,
         )
+        .rounded("max_density_error_percent", m.max_density_error_percent, 4)
+        .int(
+            "max_iterations_in_a_step",
+            u64::from(m.max_fluid_iterations),
+        )
         .rounded("sim_time", stats.sim_time, 4)
         .rounded(
             "median_height_ratio",
@@ -333,7 +338,14 @@ pub fn fluid_line(world: &World, f: &FluidArgs, threads: usize, m: &Measurement)
         .rounded("fluid_neighbours_per_particle", pairs_per_particle, 3)
         .rounded("slot_fill", slot_fill, 4)
         .number("chebyshev", f.chebyshev.unwrap_or(0.0))
-        .string("grid", if f.grid { "on" } else { "off" })
+        .string(
+            "grid",
+            match f.grid {
+                GridArg::Off => "off",
+                GridArg::Cg => "cg",
+                GridArg::Multigrid => "on",
+            },
+        )
         .rounded("avg_grid_cg_iterations", m.avg_grid_iterations, 2);
     // The solve's wall time per particle and iteration (ns): what the rows' order costs.
     let particle_iterations = m.avg_fluid_iterations * state.fluid_count as f64;

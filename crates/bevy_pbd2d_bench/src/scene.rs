@@ -19,7 +19,8 @@ use bevy_pbd2d::prelude::{
 };
 use bevy_pbd2d::scenes::cloth::ClothBuilder;
 
-use crate::args::{Args, ClothArgs, FluidArgs, Scene};
+use crate::args::{Args, ClothArgs, FluidArgs, GridArg, Scene};
+use bevy_pbd2d::fluid::GridProjection;
 
 /// Task pool options with exactly `threads` compute threads (one IO and one async-compute
 /// thread, which the simulation does not use).
@@ -161,7 +162,14 @@ fn spawn_fluid(world: &mut World, f: &FluidArgs) -> Result<(), PbdError> {
         settings.set_over_relaxation(f.relaxation as f32)?;
         settings.resort_interval = f.resort;
         settings.set_chebyshev(f.chebyshev.map(|rho| rho as f32))?;
-        settings.grid_projection = f.grid.then(bevy_pbd2d::fluid::GridProjection::default);
+        settings.grid_projection = match f.grid {
+            GridArg::Off => None,
+            GridArg::Cg => Some(GridProjection {
+                multigrid: false,
+                ..default()
+            }),
+            GridArg::Multigrid => Some(GridProjection::default()),
+        };
         *settings
     };
     let builder = dam_break_builder(f);

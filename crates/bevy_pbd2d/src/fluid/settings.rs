@@ -71,10 +71,10 @@ pub struct FluidSettings {
     /// The grid projection before the density iterations
     /// ([`grid_projection`](crate::fluid::density::grid_projection) module docs), or `None`
     /// (default: the PBF demo's solve). With the default [`GridProjection`] the 100 × 100 dam
-    /// break meets the 0.1 % tolerance in 3.4 iterations per step after 1 000 steps instead of
-    /// 42, the 316 × 316 one in 0.7 instead of 147.8; the grid's own solves cost 2.7 and 65 ms
-    /// per step there (2 threads, [`density`](crate::fluid::density) module docs). The 30 × 30
-    /// dam break needs 3.1 iterations per step over 3 s instead of 12.5.
+    /// break meets the 0.1 % tolerance in 2.9 iterations per step after 1 000 steps instead of
+    /// 42, the 316 × 316 one in 0.7 instead of 147.8, in 5.6 and 57 ms per step against 9.2 and
+    /// 286 (2 threads, [`density`](crate::fluid::density) module docs). The 30 × 30 dam break
+    /// needs 2.75 iterations per step instead of 13.57.
     /// Not applied while the avian coupling tracks the boundary push (while it has dynamic
     /// bodies with samples anywhere in the world). Not in the reference demo.
     pub grid_projection: Option<GridProjection>,

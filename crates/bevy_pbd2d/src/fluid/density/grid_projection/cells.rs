@@ -4,6 +4,15 @@
 use bevy::math::I64Vec2;
 use bevy::prelude::*;
 
+use crate::parallel::pool;
+
+/// Scratch of [`CellGrid::face_velocities`]: per half of the particles, the weighted sums
+/// and weights on the x-faces and the y-faces.
+#[derive(Debug, Default, Clone)]
+pub(crate) struct Splats {
+    halves: [[Vec<f64>; 4]; 2],
+}
+
 /// What a cell of the pressure grid holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub(crate) enum CellKind {
@@ -146,24 +155,31 @@ impl CellGrid {
         p / self.size - self.origin.as_vec2()
     }
 
-    /// −∇p at grid coordinates `g`, bilinear from the faces (x-faces at (i, j + ½), y-faces at
-    /// (i + ½, j)): on a face between a fluid cell and a fluid or air one, the pressure
-    /// difference of its two cells over H; on a face of a solid cell, 0 without `walls`; with
-    /// them, minus their value on a face between a solid cell and another (the face velocity a
-    /// wall at rest takes away), and faces between two solid cells (inside a wall) are left
-    /// out, the other faces' weights scaled up to 1, so that fluid beside a wall moves with the
-    /// fluid beyond it; else 0. `p` is 0 off the fluid cells. `walls` are x-face and y-face
-    /// values as [`face_velocities`] writes them.
+    /// −∇p on every face, for [`descents_at`](Self::descents_at), in component `slot` (0 or 1)
+    /// of `out`'s entries (each [`len`](Self::len) long): x-face (i, j + ½), between cells
+    /// (i − 1, j) and (i, j), at index j nx + i of `out.0`, y-face (i + ½, j) at that of
+    /// `out.1`. On a face between a fluid cell and a fluid or air one, the pressure difference
+    /// of its two cells over H; on a face of a solid cell, 0 without `walls`; with them, minus
+    /// their value on a face between a solid cell and another (the face velocity a wall at
+    /// rest takes away), and NaN (left out) on faces between two solid cells (inside a wall),
+    /// so that fluid beside a wall moves with the fluid beyond it; else 0. `p` is 0 off the
+    /// fluid cells. `walls` are x-face and y-face values as [`face_velocities`] writes them.
     ///
     /// [`face_velocities`]: Self::face_velocities
-    pub fn descent_at(&self, p: &[f64], walls: Option<(&[f64], &[f64])>, g: Vec2) -> Vec2 {
-        let (nx, ny) = (self.nx as i32, self.ny as i32);
+    pub fn face_descents(
+        &self,
+        p: &[f64],
+        walls: Option<(&[f64], &[f64])>,
+        slot: usize,
+        out: (&mut [[f32; 2]], &mut [[f32; 2]]),
+    ) {
+        let (nx, cells) = (self.nx, self.len());
         let inv = 1.0 / f64::from(self.size);
-        let face = |a: usize, b: usize, wall: Option<&[f64]>| -> Option<f32> {
+        let face = |a: usize, b: usize, wall: Option<&[f64]>| -> f32 {
             let (ka, kb) = (self.kind[a], self.kind[b]);
-            Some(if ka == CellKind::Solid || kb == CellKind::Solid {
+            if ka == CellKind::Solid || kb == CellKind::Solid {
                 match wall {
-                    Some(_) if ka == kb => return None,
+                    Some(_) if ka == kb => f32::NAN,
                     Some(u) => -u[b] as f32,
                     None => 0.0,
                 }
@@ -171,64 +187,122 @@ impl CellGrid {
                 ((p[a] - p[b]) * inv) as f32
             } else {
                 0.0
-            })
-        };
-        // x-face between cells (i − 1, j) and (i, j).
-        let face_x = |i: i32, j: i32| -> Option<f32> {
-            if i < 1 || j < 0 || i >= nx || j >= ny {
-                return Some(0.0);
             }
-            let b = (j * nx + i) as usize;
-            face(b - 1, b, walls.map(|w| w.0))
         };
-        // y-face between cells (i, j − 1) and (i, j).
-        let face_y = |i: i32, j: i32| -> Option<f32> {
-            if j < 1 || i < 0 || i >= nx || j >= ny {
-                return Some(0.0);
+        let (fx, fy) = out;
+        for (b, out) in fx[..cells].iter_mut().enumerate() {
+            out[slot] = match b % nx {
+                0 => 0.0,
+                _ => face(b - 1, b, walls.map(|w| w.0)),
+            };
+        }
+        for (b, out) in fy[..cells].iter_mut().enumerate() {
+            out[slot] = match b < nx {
+                true => 0.0,
+                false => face(b - nx, b, walls.map(|w| w.1)),
+            };
+        }
+    }
+
+    /// −∇p of both slots of [`face_descents`] at grid coordinates `g`, bilinear from the faces
+    /// (faces off the grid 0, NaN faces left out, the other faces' weights scaled up to 1).
+    ///
+    /// [`face_descents`]: Self::face_descents
+    pub fn descents_at(&self, faces: (&[[f32; 2]], &[[f32; 2]]), g: Vec2) -> [Vec2; 2] {
+        let x = self.bilinear(faces.0, g.x, g.y - 0.5);
+        let y = self.bilinear(faces.1, g.x - 0.5, g.y);
+        [Vec2::new(x[0], y[0]), Vec2::new(x[1], y[1])]
+    }
+
+    /// Both slots of `values` (per face, as [`face_descents`] writes them) interpolated
+    /// bilinearly at (s, t) on the integer lattice, over the corners where a slot has a value
+    /// (not NaN; 0 off the grid), their weights scaled to sum to 1 (0 if none has).
+    ///
+    /// [`face_descents`]: Self::face_descents
+    fn bilinear(&self, values: &[[f32; 2]], s: f32, t: f32) -> [f32; 2] {
+        let (nx, ny) = (self.nx as i64, self.ny as i64);
+        let (i, j) = (floor(s), floor(t));
+        let (a, b) = (s - i as f32, t - j as f32);
+        let corners = [
+            (i, j, (1.0 - a) * (1.0 - b)),
+            (i + 1, j, a * (1.0 - b)),
+            (i, j + 1, (1.0 - a) * b),
+            (i + 1, j + 1, a * b),
+        ];
+        let (mut sum, mut weight) = ([0.0f32; 2], [0.0f32; 2]);
+        for (ci, cj, w) in corners {
+            let inside = ci >= 0 && cj >= 0 && ci < nx && cj < ny;
+            let value = if inside {
+                values[(cj * nx + ci) as usize]
+            } else {
+                [0.0; 2]
+            };
+            for k in 0..2 {
+                if !value[k].is_nan() {
+                    sum[k] += w * value[k];
+                    weight[k] += w;
+                }
             }
-            let b = (j * nx + i) as usize;
-            face(b - self.nx, b, walls.map(|w| w.1))
-        };
-        Vec2::new(
-            bilinear(face_x, g.x, g.y - 0.5),
-            bilinear(face_y, g.x - 0.5, g.y),
-        )
+        }
+        [0, 1].map(|k| {
+            if weight[k] > 0.0 {
+                sum[k] / weight[k]
+            } else {
+                0.0
+            }
+        })
     }
 
     /// The velocities `v` (m/s) of particles at `at` (m) on the faces: per face the
     /// bilinear-weighted mean of the particles around it (0 where none is). On a face between a
     /// solid cell (a wall at rest) and another, a velocity into the wall moves to `walls` (0 on
     /// the other faces) and one away from it stays: the fluid may leave a wall, as the clamped
-    /// density constraint lets it. Writes
-    /// x-face (i, j + ½) to index j nx + i of `u.0` and `walls.0`, y-face (i + ½, j) to that of
-    /// `u.1` and `walls.1`; `weights` is scratch.
+    /// density constraint lets it. Writes x-face (i, j + ½) to index j nx + i of `u.0` and
+    /// `walls.0`, y-face (i + ½, j) to that of `u.1` and `walls.1`. The two halves of the
+    /// particles are splatted apart (side by side if `parallel`) and added in a fixed order:
+    /// the same bits either way.
     pub fn face_velocities(
         &self,
         at: &[Vec2],
         v: &[Vec2],
         u: (&mut Vec<f64>, &mut Vec<f64>),
         walls: (&mut Vec<f64>, &mut Vec<f64>),
-        weights: &mut Vec<f64>,
+        splats: &mut Splats,
+        parallel: bool,
     ) {
-        let (ux, uy) = u;
         let cells = self.len();
-        for (out, axis) in [(&mut *ux, 0), (&mut *uy, 1)] {
-            out.clear();
-            out.resize(cells, 0.0);
-            weights.clear();
-            weights.resize(cells, 0.0);
-            for (&p, &vel) in at.iter().zip(v) {
+        let half = at.len().div_ceil(2);
+        let splat_half = |k: usize, out: &mut [Vec<f64>; 4]| {
+            for o in out.iter_mut() {
+                o.clear();
+                o.resize(cells, 0.0);
+            }
+            let [sum_x, weight_x, sum_y, weight_y] = out;
+            let range = (k * half).min(at.len())..((k + 1) * half).min(at.len());
+            for (&p, &vel) in at[range.clone()].iter().zip(&v[range]) {
                 let g = self.coordinates(p);
-                let (s, t, value) = if axis == 0 {
-                    (g.x, g.y - 0.5, vel.x)
-                } else {
-                    (g.x - 0.5, g.y, vel.y)
-                };
-                self.splat(out, weights, s, t, value);
+                self.splat(sum_x, weight_x, g.x, g.y - 0.5, vel.x);
+                self.splat(sum_y, weight_y, g.x - 0.5, g.y, vel.y);
             }
-            for (u, &w) in out.iter_mut().zip(weights.iter()) {
-                *u = if w > 0.0 { *u / w } else { 0.0 };
-            }
+        };
+        let [first, second] = &mut splats.halves;
+        if parallel {
+            pool().scope(|s| {
+                s.spawn(async { splat_half(1, second) });
+                splat_half(0, first);
+            });
+        } else {
+            splat_half(0, first);
+            splat_half(1, second);
+        }
+        let (ux, uy) = u;
+        for (out, axis) in [(&mut *ux, 0), (&mut *uy, 2)] {
+            out.clear();
+            out.extend((0..cells).map(|f| {
+                let sum = first[axis][f] + second[axis][f];
+                let weight = first[axis + 1][f] + second[axis + 1][f];
+                if weight > 0.0 { sum / weight } else { 0.0 }
+            }));
         }
         let nx = self.nx;
         let (wall_x, wall_y) = walls;
@@ -257,9 +331,8 @@ impl CellGrid {
     /// Adds `value` with bilinear weights around (s, t) (face coordinates) to `sum` and the
     /// weights to `weight`.
     fn splat(&self, sum: &mut [f64], weight: &mut [f64], s: f32, t: f32, value: f32) {
-        let (fs, ft) = (s.floor(), t.floor());
-        let (a, b) = (s - fs, t - ft);
-        let (i, j) = (fs as i64, ft as i64);
+        let (i, j) = (floor(s), floor(t));
+        let (a, b) = (s - i as f32, t - j as f32);
         let corners = [
             (0, 0, (1.0 - a) * (1.0 - b)),
             (1, 0, a * (1.0 - b)),
@@ -277,30 +350,15 @@ impl CellGrid {
     }
 }
 
-/// ⌊p / size⌋ per axis, saturating (NaN: 0).
-fn index(p: Vec2, size: f32) -> I64Vec2 {
-    let c = (p / size).floor();
-    I64Vec2::new(c.x as i64, c.y as i64)
+/// ⌊x⌋, saturating (NaN: 0): `x.floor() as i64` without a call to libm's floorf (the
+/// target's baseline has no rounding instruction).
+fn floor(x: f32) -> i64 {
+    let t = x as i64;
+    t - i64::from((t as f32) > x)
 }
 
-/// Bilinear interpolation of `f` on the integer lattice at (s, t), over the corners where `f`
-/// has a value (their weights scaled to sum to 1; 0 if none has).
-fn bilinear(f: impl Fn(i32, i32) -> Option<f32>, s: f32, t: f32) -> f32 {
-    let (fs, ft) = (s.floor(), t.floor());
-    let (a, b) = (s - fs, t - ft);
-    let (i, j) = (fs as i32, ft as i32);
-    let corners = [
-        (i, j, (1.0 - a) * (1.0 - b)),
-        (i + 1, j, a * (1.0 - b)),
-        (i, j + 1, (1.0 - a) * b),
-        (i + 1, j + 1, a * b),
-    ];
-    let (mut sum, mut weight) = (0.0, 0.0);
-    for (ci, cj, w) in corners {
-        if let Some(value) = f(ci, cj) {
-            sum += w * value;
-            weight += w;
-        }
-    }
-    if weight > 0.0 { sum / weight } else { 0.0 }
+/// ⌊p / size⌋ per axis, saturating (NaN: 0).
+fn index(p: Vec2, size: f32) -> I64Vec2 {
+    let c = p / size;
+    I64Vec2::new(floor(c.x), floor(c.y))
 }

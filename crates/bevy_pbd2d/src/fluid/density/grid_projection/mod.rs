@@ -30,8 +30,11 @@
 //! The Poisson equations (Σₙ over the neighbours that are not solid, p = 0 on air cells: −H²
 //! times the 5-point Laplacian) are solved by conjugate gradients to a relative residual of
 //! [`GridProjection::tolerance`] (at most 1 000 iterations), started from the last step's
-//! pressures; the two run side by side on two threads, each on one thread in a fixed order:
-//! the bits are the same for any thread count. Fluid that no path of fluid cells links to
+//! pressures and preconditioned by a multigrid V-cycle ([`GridProjection::multigrid`], module
+//! docs of `multigrid`), so that their iterations do not grow with the fluid's depth; the two
+//! run side by side on two threads, each on one thread in a fixed order. The particles' moves
+//! are interpolated in parallel, each particle on its own: the bits are the same for any
+//! thread count. Fluid that no path of fluid cells links to
 //! air (sealed in a full container, where the pressure's level would be free) gets no
 //! pressure, only the walls' condition. The Jacobi iterations then correct what the grid
 //! cannot see, the particles' arrangement within a cell.
@@ -55,6 +58,7 @@
 //! [`DensityState::track_boundary_push`]: crate::fluid::density::DensityState::track_boundary_push
 
 mod cells;
+mod multigrid;
 mod poisson;
 #[cfg(test)]
 mod tests;
@@ -65,10 +69,12 @@ use crate::error::{PbdError, within};
 use crate::fluid::density::MAX_STEP_RADII;
 use crate::fluid::density::state::DensityRow;
 use crate::fluid::settings::FluidSettings;
-use crate::parallel::{pool, threads_for};
+use crate::parallel::phases::for_blocks_mut;
+use crate::parallel::{CHUNK, pool, threads_for};
 use crate::particle::state::SolverState;
 
-use cells::{CellGrid, CellKind};
+use cells::{CellGrid, CellKind, Splats};
+use multigrid::Hierarchy;
 use poisson::PoissonSolve;
 
 /// Cells of the grid at most per fluid particle (at least 65 536 cells in all): beyond, the step
@@ -98,6 +104,10 @@ pub struct GridProjection {
     /// θ: a row with C = ρ/ρ0 − 1 ≤ −θ counts as free surface and adds no excess area, in
     /// [`SURFACE_THRESHOLD_RANGE`]. Default 0.05.
     pub surface_threshold: f32,
+    /// Precondition the conjugate gradients with a multigrid V-cycle (module docs of
+    /// `multigrid`; McAdams, Sifakis, Teran 2010), or `false`: plain conjugate gradients, whose
+    /// iterations grow with the fluid's depth in cells. Default `true`.
+    pub multigrid: bool,
 }
 
 impl Default for GridProjection {
@@ -106,6 +116,7 @@ impl Default for GridProjection {
             cell_spacings: 2.0,
             tolerance: 0.01,
             surface_threshold: 0.05,
+            multigrid: true,
         }
     }
 }
@@ -135,6 +146,8 @@ impl GridProjection {
 #[derive(Debug, Default, Clone)]
 pub struct GridProjectionState {
     grid: CellGrid,
+    /// The grid's coarse levels, with [`GridProjection::multigrid`].
+    hierarchy: Hierarchy,
     /// x(t) per fluid row (m).
     start: Vec<Vec2>,
     /// e_c per cell (m²).
@@ -142,12 +155,17 @@ pub struct GridProjectionState {
     /// Right-hand sides per cell: the velocity solve's and the drift's.
     b: Vec<f64>,
     drift_b: Vec<f64>,
-    /// Face velocities (m/s): x-faces, y-faces, their wall parts, splat weights.
+    /// Face velocities (m/s): x-faces, y-faces, their wall parts, the splats' scratch.
     ux: Vec<f64>,
     uy: Vec<f64>,
     wall_x: Vec<f64>,
     wall_y: Vec<f64>,
-    weights: Vec<f64>,
+    splats: Splats,
+    /// −∇p per x-face and y-face: of the velocity solve (m/s) and of the drift (m).
+    faces_x: Vec<[f32; 2]>,
+    faces_y: Vec<[f32; 2]>,
+    /// Per fluid row, the drift step (m) and the velocity change (m/s).
+    moves: Vec<[Vec2; 2]>,
     drift: PoissonSolve,
     velocity: PoissonSolve,
     /// The [`SolverState`] rows generation the densities were computed for.
@@ -200,6 +218,10 @@ pub(crate) fn project(
         return;
     }
     let cells = grid.len();
+    let multigrid = params.multigrid.then_some(&mut scratch.hierarchy).map(|h| {
+        h.build(grid);
+        &*h
+    });
     let excess = &mut scratch.excess;
     excess.clear();
     excess.resize(cells, 0.0);
@@ -220,12 +242,14 @@ pub(crate) fn project(
     if densities {
         drift_rhs(grid, excess, &mut scratch.drift_b);
     }
+    let parallel = threads_for(n, max_threads) > 1 && pool().thread_num() > 1;
     grid.face_velocities(
         &scratch.start,
         v,
         (&mut scratch.ux, &mut scratch.uy),
         (&mut scratch.wall_x, &mut scratch.wall_y),
-        &mut scratch.weights,
+        &mut scratch.splats,
+        parallel,
     );
     let (nx, h) = (grid.nx, f64::from(size));
     let b = &mut scratch.b;
@@ -242,41 +266,57 @@ pub(crate) fn project(
     // own fixed order (the same bits either way).
     let (drift, velocity) = (&mut scratch.drift, &mut scratch.velocity);
     let drift_b = &scratch.drift_b;
-    if densities && threads_for(n, max_threads) > 1 && pool().thread_num() > 1 {
+    if densities && parallel {
         pool().scope(|s| {
-            s.spawn(async { drift.solve(grid, drift_b, tolerance) });
-            velocity.solve(grid, b, tolerance);
+            s.spawn(async { drift.solve(grid, multigrid, drift_b, tolerance) });
+            velocity.solve(grid, multigrid, b, tolerance);
         });
     } else {
         if densities {
-            drift.solve(grid, drift_b, tolerance);
+            drift.solve(grid, multigrid, drift_b, tolerance);
         }
-        velocity.solve(grid, b, tolerance);
+        velocity.solve(grid, multigrid, b, tolerance);
     }
-    if densities {
-        scratch.cg_iterations += scratch.drift.iterations;
-        for (i, &p) in scratch.start.iter().enumerate() {
-            if w[i] > 0.0 {
-                let step = grid.descent_at(&scratch.drift.p, None, grid.coordinates(p));
-                let step = step.clamp_length_max(max_step);
-                if step.is_finite() {
-                    x[i] += step;
-                    x_predicted[i] += step;
-                }
-            }
-        }
+    // −∇p on the faces, then each particle's drift step and velocity change from its x(t)
+    // (in parallel, each particle on its own: the same bits for any thread count), applied in
+    // row order.
+    let (faces_x, faces_y) = (&mut scratch.faces_x, &mut scratch.faces_y);
+    for faces in [&mut *faces_x, &mut *faces_y] {
+        faces.clear();
+        faces.resize(cells, [0.0; 2]);
     }
+    let walls = Some((&scratch.wall_x[..], &scratch.wall_y[..]));
+    grid.face_descents(&scratch.velocity.p, walls, 0, (faces_x, faces_y));
     scratch.cg_iterations += scratch.velocity.iterations;
-    for (i, &p) in scratch.start.iter().enumerate() {
-        if w[i] > 0.0 {
-            let walls = Some((&scratch.wall_x[..], &scratch.wall_y[..]));
-            let dv = grid.descent_at(&scratch.velocity.p, walls, grid.coordinates(p));
-            let dv = dv.clamp_length_max(max_step / dt);
-            if dv.is_finite() {
-                v[i] += dv;
-                x[i] += dt * dv;
-                x_predicted[i] += dt * dv;
+    if densities {
+        grid.face_descents(&scratch.drift.p, None, 1, (faces_x, faces_y));
+        scratch.cg_iterations += scratch.drift.iterations;
+    }
+    let faces = (&scratch.faces_x[..], &scratch.faces_y[..]);
+    let start = &scratch.start[..];
+    scratch.moves.clear();
+    scratch.moves.resize(n, [Vec2::ZERO; 2]);
+    for_blocks_mut(&mut scratch.moves, CHUNK, max_threads, |first, block| {
+        for (k, out) in block.iter_mut().enumerate() {
+            let [dv, step] = grid.descents_at(faces, grid.coordinates(start[first + k]));
+            if densities {
+                out[0] = step.clamp_length_max(max_step);
             }
+            out[1] = dv.clamp_length_max(max_step / dt);
+        }
+    });
+    for (i, &[step, dv]) in scratch.moves.iter().enumerate() {
+        if w[i] == 0.0 {
+            continue;
+        }
+        if densities && step.is_finite() {
+            x[i] += step;
+            x_predicted[i] += step;
+        }
+        if dv.is_finite() {
+            v[i] += dv;
+            x[i] += dt * dv;
+            x_predicted[i] += dt * dv;
         }
     }
 }

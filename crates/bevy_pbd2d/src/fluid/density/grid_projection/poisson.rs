@@ -4,12 +4,14 @@
 //! On every fluid cell c, Σₙ (p_c − pₙ) = b_c over its neighbours n that are not solid, with
 //! p = 0 on air cells (the free surface) and no term for solid ones (walls): −H² times the
 //! 5-point Laplacian with Dirichlet and Neumann boundaries, symmetric and positive definite
-//! on the cells [`CellGrid::diagonal`] gives an equation (fluid linked to air). It runs on one thread, in a fixed order: the same bits for
-//! any thread count.
+//! on the cells [`CellGrid::diagonal`] gives an equation (fluid linked to air), preconditioned
+//! by a [`multigrid`](super::multigrid) V-cycle or not. It runs on one thread, in a fixed order:
+//! the same bits for any thread count.
 
 use bevy::prelude::*;
 
 use super::cells::CellGrid;
+use super::multigrid::{Hierarchy, VCycle};
 
 /// Conjugate-gradient iterations at most per solve.
 pub(crate) const MAX_CG_ITERATIONS: u32 = 1000;
@@ -25,6 +27,9 @@ pub(crate) struct PoissonSolve {
     d: Vec<f64>,
     /// A d.
     q: Vec<f64>,
+    /// The preconditioned residual z = M⁻¹ r and the V-cycle's vectors.
+    z: Vec<f64>,
+    cycle: VCycle,
     /// The last solution and the grid it was on: origin and cells per row and column.
     last: Vec<f64>,
     last_grid: (IVec2, usize, usize, f32),
@@ -37,11 +42,25 @@ impl PoissonSolve {
     /// [`MAX_CG_ITERATIONS`]. Starts from the last solve's p where it has a value for the same
     /// cell (its grid may have moved or grown; not after a solve that hit the cap or on cells of
     /// another size), else from 0. `b` is read on the cells with an equation
-    /// ([`CellGrid::diagonal`] > 0); p stays 0 on the others, and everywhere if b is 0.
-    pub fn solve(&mut self, grid: &CellGrid, b: &[f64], tolerance: f64) {
+    /// ([`CellGrid::diagonal`] > 0); p stays 0 on the others, and everywhere if b is 0. With
+    /// `multigrid` (built on `grid`), each iteration is preconditioned by one of its V-cycles
+    /// ([`multigrid`](super::multigrid)).
+    pub fn solve(
+        &mut self,
+        grid: &CellGrid,
+        multigrid: Option<&Hierarchy>,
+        b: &[f64],
+        tolerance: f64,
+    ) {
         let cells = grid.len();
         let nx = grid.nx;
-        for v in [&mut self.p, &mut self.r, &mut self.d, &mut self.q] {
+        for v in [
+            &mut self.p,
+            &mut self.r,
+            &mut self.d,
+            &mut self.q,
+            &mut self.z,
+        ] {
             v.clear();
             v.resize(cells, 0.0);
         }
@@ -70,16 +89,23 @@ impl PoissonSolve {
         for c in (0..cells).filter(active) {
             self.r[c] = b[c] - self.q[c];
         }
-        self.d.copy_from_slice(&self.r);
         let mut rr = dot(&self.r, &self.r);
+        // z = M⁻¹ r (z = r without a preconditioner); d = z; rz = r · z.
+        let precondition = |r: &[f64], z: &mut [f64], cycle: &mut VCycle| match multigrid {
+            Some(multigrid) => multigrid.apply(cycle, r, z),
+            None => z.copy_from_slice(r),
+        };
+        precondition(&self.r, &mut self.z, &mut self.cycle);
+        self.d.copy_from_slice(&self.z);
+        let mut rz = dot(&self.r, &self.z);
         while rr > stop && self.iterations < MAX_CG_ITERATIONS {
-            // Two fused passes and one more per iteration (the sums in cell order, as
-            // separate dot products would take them: the same bits).
+            // Fused passes (the sums in cell order, as separate dot products would take
+            // them: the same bits).
             let dq = apply(diagonal, nx, &self.d, &mut self.q);
             if dq <= 0.0 || !dq.is_finite() {
                 break;
             }
-            let alpha = rr / dq;
+            let alpha = rz / dq;
             let mut next = 0.0;
             for ((p, r), (d, q)) in self
                 .p
@@ -91,12 +117,30 @@ impl PoissonSolve {
                 *r -= alpha * q;
                 next += *r * *r;
             }
-            let beta = next / rr;
             rr = next;
-            for (d, r) in self.d.iter_mut().zip(&self.r) {
-                *d = r + beta * *d;
-            }
             self.iterations += 1;
+            if rr <= stop {
+                break;
+            }
+            let rz_next = if multigrid.is_some() {
+                precondition(&self.r, &mut self.z, &mut self.cycle);
+                dot(&self.r, &self.z)
+            } else {
+                rr
+            };
+            if rz_next <= 0.0 || !rz_next.is_finite() {
+                break;
+            }
+            let beta = rz_next / rz;
+            rz = rz_next;
+            let z = if multigrid.is_some() {
+                &self.z
+            } else {
+                &self.r
+            };
+            for (d, z) in self.d.iter_mut().zip(z) {
+                *d = z + beta * *d;
+            }
         }
         if !self.p.iter().all(|p| p.is_finite()) {
             self.p.fill(0.0);

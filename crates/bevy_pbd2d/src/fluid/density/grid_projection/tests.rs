@@ -2,6 +2,7 @@
 //! drift against area conservation, the velocity projection against mass conservation.
 
 use super::cells::{CellGrid, CellKind};
+use super::multigrid::{self, Hierarchy};
 use super::poisson::PoissonSolve;
 use super::*;
 use bevy::prelude::*;
@@ -23,36 +24,137 @@ fn column(n: i32) -> CellGrid {
     grid
 }
 
+/// b = 1 on the cells with an equation of `grid`, 0 elsewhere.
+fn ones(grid: &CellGrid) -> Vec<f64> {
+    let ones = grid.diagonal.iter().map(|&k| f64::from(u8::from(k > 0.0)));
+    ones.collect()
+}
+
 #[test]
 fn the_poisson_solve_gives_the_discrete_hydrostatic_column() {
     // b = 1 in every cell: the face above cell k carries the k + 1 cells below it, so
-    // p_k − p_{k+1} = k + 1 with p = 0 in the air above: p_k = Σ_{j = k+1}^{n} j.
+    // p_k − p_{k+1} = k + 1 with p = 0 in the air above: p_k = Σ_{j = k+1}^{n} j. With and
+    // without the multigrid preconditioner.
     let n = 30;
     let grid = column(n);
-    let b: Vec<f64> = grid
-        .kind
-        .iter()
-        .map(|&k| f64::from(u8::from(k == CellKind::Fluid)))
-        .collect();
-    let mut solve = PoissonSolve::default();
-    solve.solve(&grid, &b, 1e-10);
-    for k in 0..n {
-        let c = grid.cell_of(Vec2::new(0.5, k as f32 + 0.5) * H).unwrap();
-        let exact = ((k + 1)..=n).sum::<i32>() as f64;
+    let b = ones(&grid);
+    let mut hierarchy = Hierarchy::default();
+    hierarchy.build(&grid);
+    for multigrid in [None, Some(&hierarchy)] {
+        let mut solve = PoissonSolve::default();
+        solve.solve(&grid, multigrid, &b, 1e-10);
+        for k in 0..n {
+            let c = grid.cell_of(Vec2::new(0.5, k as f32 + 0.5) * H).unwrap();
+            let exact = ((k + 1)..=n).sum::<i32>() as f64;
+            assert!(
+                (solve.p[c] - exact).abs() <= 1e-6 * exact,
+                "cell {k}: p = {}, exact {exact}",
+                solve.p[c]
+            );
+        }
         assert!(
-            (solve.p[c] - exact).abs() <= 1e-6 * exact,
-            "cell {k}: p = {}, exact {exact}",
-            solve.p[c]
+            solve.iterations <= n as u32 + 1,
+            "CG took {} iterations",
+            solve.iterations
         );
+        // Started from that solution, the same equation needs no iteration.
+        solve.solve(&grid, multigrid, &b, 1e-8);
+        assert_eq!(solve.iterations, 0);
     }
-    assert!(
-        solve.iterations <= n as u32 + 1,
-        "CG took {} iterations",
-        solve.iterations
+}
+
+/// A pool of `w` × `depth` fluid cells between two walls on a floor, open above; with
+/// `obstacle`, a wall block in its middle (a quarter of its width and depth) and a sealed
+/// pocket of fluid inside that block.
+fn pool(w: i32, depth: i32, obstacle: bool) -> CellGrid {
+    let centre = |i: i32, j: i32| Vec2::new(i as f32 + 0.5, j as f32 + 0.5) * H;
+    let (x0, x1, y0, y1) = (3 * w / 8, 5 * w / 8, 3 * depth / 8, 5 * depth / 8);
+    let inside = |i: i32, j: i32| obstacle && (x0..x1).contains(&i) && (y0..y1).contains(&j);
+    let pocket = |i: i32, j: i32| inside(i, j) && i == x0 + 2 && j == y0 + 2;
+    let fluid: Vec<Vec2> = (0..depth)
+        .flat_map(|j| (0..w).map(move |i| (i, j)))
+        .filter(|&(i, j)| !inside(i, j) || pocket(i, j))
+        .map(|(i, j)| centre(i, j))
+        .collect();
+    let mut walls: Vec<Vec2> = (-1..=depth + 2)
+        .flat_map(|j| [centre(-1, j), centre(w, j)])
+        .collect();
+    walls.extend((-1..=w).map(|i| centre(i, -1)));
+    let block = (x0..x1).flat_map(|i| (y0..y1).map(move |j| (i, j)));
+    let block = block.filter(|_| obstacle);
+    walls.extend(
+        block
+            .filter(|&(i, j)| !pocket(i, j))
+            .map(|(i, j)| centre(i, j)),
     );
-    // Started from that solution, the same equation needs no iteration.
-    solve.solve(&grid, &b, 1e-8);
-    assert_eq!(solve.iterations, 0);
+    let mut grid = CellGrid::default();
+    assert!(grid.build(&fluid, &walls, H, 1 << 20));
+    grid
+}
+
+#[test]
+fn multigrid_keeps_the_iteration_count_flat_as_the_pool_deepens() {
+    // The hydrostatic pressure of pools 8 times deeper: plain CG's iterations grow with the
+    // depth, the V-cycle's stay nearly flat, and both reach the same pressures.
+    let mut counts = Vec::new();
+    for (w, depth) in [(32, 16), (64, 32), (128, 64), (256, 128)] {
+        let grid = pool(w, depth, true);
+        let b = ones(&grid);
+        let mut hierarchy = Hierarchy::default();
+        hierarchy.build(&grid);
+        let (mut plain, mut mg) = (PoissonSolve::default(), PoissonSolve::default());
+        plain.solve(&grid, None, &b, 1e-8);
+        mg.solve(&grid, Some(&hierarchy), &b, 1e-8);
+        let top = plain.p.iter().fold(0.0_f64, |a, &p| a.max(p));
+        for (a, b) in plain.p.iter().zip(&mg.p) {
+            assert!((a - b).abs() <= 1e-5 * top, "{w}×{depth}: {a} against {b}");
+        }
+        counts.push((plain.iterations, mg.iterations));
+    }
+    let (first, last) = (counts[0], counts[counts.len() - 1]);
+    assert!(last.0 >= 4 * first.0, "plain CG: {counts:?}");
+    assert!(2 * last.1 <= 3 * first.1, "multigrid: {counts:?}");
+    assert!(8 * last.1 <= last.0, "multigrid: {counts:?}");
+}
+
+#[test]
+fn the_v_cycle_is_symmetric_and_positive_definite() {
+    // Conjugate gradients need a symmetric positive definite preconditioner: r₁ · M r₂ =
+    // r₂ · M r₁ and r · M r > 0, on a pool with a wall block and sealed fluid (no equation).
+    let grid = pool(45, 23, true);
+    let mut hierarchy = Hierarchy::default();
+    hierarchy.build(&grid);
+    let mut cycle = multigrid::VCycle::default();
+    let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
+    let mut random = |grid: &CellGrid| -> Vec<f64> {
+        let values = grid.diagonal.iter().map(|&k| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            if k > 0.0 {
+                (seed >> 11) as f64 / (1u64 << 53) as f64 - 0.5
+            } else {
+                0.0
+            }
+        });
+        values.collect()
+    };
+    let dot = |a: &[f64], b: &[f64]| a.iter().zip(b).map(|(a, b)| a * b).sum::<f64>();
+    for _ in 0..8 {
+        let (r1, r2) = (random(&grid), random(&grid));
+        let (mut z1, mut z2) = (vec![0.0; grid.len()], vec![0.0; grid.len()]);
+        hierarchy.apply(&mut cycle, &r1, &mut z1);
+        hierarchy.apply(&mut cycle, &r2, &mut z2);
+        let (a, b) = (dot(&r1, &z2), dot(&r2, &z1));
+        assert!(
+            (a - b).abs() <= 1e-12 * (a.abs() + b.abs()),
+            "{a} against {b}"
+        );
+        assert!(dot(&r1, &z1) > 0.0 && dot(&r2, &z2) > 0.0);
+        let sealed = (0..grid.len()).filter(|&c| grid.diagonal[c] == 0.0);
+        assert!(sealed.clone().all(|c| z1[c] == 0.0));
+        assert!(sealed.clone().any(|c| grid.kind[c] == CellKind::Fluid));
+    }
 }
 
 /// A block of 40 × 20 fluid particles spaced d = 2r on a floor between two walls of samples
