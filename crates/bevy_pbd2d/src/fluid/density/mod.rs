@@ -161,17 +161,17 @@
 //! and faces inside a wall are left out of the interpolation: with them the first layer of
 //! fluid stuck to the floor, and the 100 × 100 dam break still splashed after 3 000 steps (top
 //! 5.5 m against 2.3). Figures (0.1 %, iterations per step, 2 threads, cap 300; the two
-//! grid solves side by side), with plain conjugate gradients (2026-12-03, before the particle
-//! passes were parallel) and with the multigrid preconditioner (the default since; 3 runs of
-//! steps 11–20, 1 or 2 after 1 000 steps):
+//! grid solves side by side), with plain conjugate gradients and with the multigrid
+//! preconditioner (the default; 2026-12-03, 3 runs of steps 11–20 and 2 after 1 000 steps, in
+//! a slow spell of the VM):
 //!
 //! | dam break | plain Jacobi | plain CG: iterations, CG its, grid ms, step ms | multigrid |
 //! |---|---|---|---|
-//! | 100 × 100, steps 11–20 | 59.2 | 0, 170.5, 3.5, 5.7 | 0, 5.5, 1.8–2.1, 4.2–4.7 |
-//! | 100 × 100, steps 1 001–1 010 | 42.0 | 3.4, 83.6, 2.7, 6.9 | 2.9, 4.9, 2.1, 5.5–5.7 |
+//! | 100 × 100, steps 11–20 | 59.2 | 0, 170.5, 3.5, 5.7 | 0, 5.5, 2.0–3.1, 5.6–6.8 |
+//! | 100 × 100, steps 1 001–1 010 | 42.0 | 3.4, 83.6, 2.7, 6.9 | 2.9, 4.9, 1.8–2.3, 4.9–6.7 |
 //! | 100 × 100, steps 3 001–3 010 | | 0.9, 104.8, 3.0, 6.0 | 0.9, 5.2, 2.1, 5.0 |
-//! | 316 × 316, steps 11–20 | 175.7 | 0, 400.4, 46.4, 65.2 | 0, 6.3, 14.9–15.5, 31.8–33.4 |
-//! | 316 × 316, steps 1 001–1 010 | 147.8 | 0.7, 487.8, 65.2, 93.4 | 0.7, 7.6, 25.1, 56.6 |
+//! | 316 × 316, steps 11–20 | 175.7 | 0, 400.4, 46.4, 65.2 | 0, 6.3, 15.7–17.8, 41.1–45.4 |
+//! | 316 × 316, steps 1 001–1 010 | 147.8 | 0.7, 487.8, 65.2, 93.4 | 0.7, 7.6, 17–18, 43–45 |
 //!
 //! The grid reaches the issue's size-independent count: no more iterations at 316 × 316 than
 //! at 100 × 100, in the first steps and after the collapse. The fluid is a little less dense in
@@ -181,10 +181,9 @@
 //! steps), a less ordered arrangement of the particles rather than a compressed one. With plain
 //! CG the grid's iterations grew with the fluid's depth in cells, and a step at 316 × 316 cost
 //! 13.6 times one at 100 × 100 after 1 000 steps; the multigrid V-cycle keeps them at 4–8 per
-//! solve, and the ratio is 7.1–7.5 in steps 11–20 and 10 after 1 000 steps (the issue asks for
-//! at most 12). What the grid costs now is mostly its particle passes (100 000 particles:
-//! building the grid, the excess, the splat of the velocities, ~8 ms on one thread; the moves,
-//! ~5 ms on two), not its solves (~5 ms).
+//! solve, and the ratio is 6.1–8.1 in steps 11–20 and 6.4–9.1 after 1 000 steps, pair by pair
+//! (the issue asks for at most 12). What the grid costs now is mostly its particle passes
+//! (building the grid and the excess, the splat of the velocities, the moves), not its solves.
 //!
 //! \[KLTB21\] Kugelstadt, Longva, Thuerey, Bender: Implicit Density Projection for Volume
 //! Conserving Liquids, IEEE TVCG 27(4), 2021.
