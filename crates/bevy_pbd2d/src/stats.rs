@@ -89,6 +89,13 @@ pub struct PbdStats {
     /// summed over the substeps; 0 without
     /// [`FluidSettings::grid_projection`](crate::fluid::FluidSettings::grid_projection)).
     pub grid_iterations: u32,
+    /// Substeps of the last step in which [`FluidSettings::grid_projection`] was set but not
+    /// applied: while the avian coupling tracks the boundary push, or when the fluid's bounding
+    /// box needs too many cells or a position is not finite (module docs of
+    /// [`grid_projection`](crate::fluid::density::grid_projection)). 0 without it.
+    ///
+    /// [`FluidSettings::grid_projection`]: crate::fluid::FluidSettings::grid_projection
+    pub grid_skipped: u32,
     /// Average density error Σ max(ρᵢ − ρ0, 0) / (N ρ0) after the last solve (%).
     pub avg_density_error_percent: f32,
     /// Largest |‖x₁ − x₂‖ − d|/d over distance constraints at the end of the last step.
@@ -144,6 +151,7 @@ pub(crate) fn begin_step(mut stats: ResMut<PbdStats>) {
     stats.phases = PhaseTimes::default();
     stats.fluid_iterations = 0;
     stats.grid_iterations = 0;
+    stats.grid_skipped = 0;
     stats.step_started = Some(Instant::now());
 }
 

@@ -195,6 +195,35 @@ fn a_grid_projected_dam_break_settles_correctly_in_fewer_iterations() {
     );
 }
 
+/// A fluid particle the game places far away (2 km, inside the runaway guard's bounds) would
+/// need a grid too large: the grid projection skips those steps, says so in
+/// `PbdStats::grid_skipped`, and runs again once the particle is back.
+#[test]
+fn a_grid_projection_skipped_for_a_far_particle_is_counted_and_resumes() {
+    let mut app = app(0.005);
+    let settings = FluidSettings {
+        grid_projection: Some(GridProjection::default()),
+        ..default()
+    };
+    app.insert_resource(settings);
+    let scene = spawn(&mut app, |c| {
+        DamBreakBuilder::default().spawn(c, &settings).unwrap()
+    });
+    run_steps(&mut app, 5);
+    assert_eq!(stats(&app).grid_skipped, 0);
+    assert!(stats(&app).grid_iterations > 0);
+    let far = scene.fluid[0];
+    let home = position(&app, far);
+    app.world_mut().get_mut::<Position>(far).unwrap().0 = Vec2::new(2.0e3, 2.0e3);
+    run_steps(&mut app, 1);
+    assert_eq!(stats(&app).grid_skipped, 1);
+    assert_eq!(stats(&app).grid_iterations, 0);
+    app.world_mut().get_mut::<Position>(far).unwrap().0 = home;
+    run_steps(&mut app, 1);
+    assert_eq!(stats(&app).grid_skipped, 0);
+    assert!(stats(&app).grid_iterations > 0);
+}
+
 /// The grid projection's two solves each run in a fixed order (side by side on two threads),
 /// also across re-sorts of the rows (which leave it without the last step's densities for a
 /// step): the same bits on one and two threads.

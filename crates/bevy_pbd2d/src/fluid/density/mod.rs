@@ -238,6 +238,7 @@ pub fn project_fluid_on_grid(
             "bevy_pbd2d: FluidSettings::grid_projection is not applied while the avian \
              coupling has dynamic bodies to push: the density solve is plain Jacobi"
         );
+        stats.grid_skipped += 1;
         return;
     }
     let started = stats.begin_phase();
@@ -246,7 +247,7 @@ pub fn project_fluid_on_grid(
     let rows = fresh.then_some(&scratch.rows[..]);
     let grid = &mut scratch.grid;
     let dt = time.delta_secs();
-    grid_projection::project(
+    let applied = grid_projection::project(
         &params,
         &settings,
         &mut state,
@@ -256,6 +257,7 @@ pub fn project_fluid_on_grid(
         threads.cap(),
     );
     stats.grid_iterations += grid.cg_iterations;
+    stats.grid_skipped += u32::from(!applied);
     stats.end_phase(Phase::Grid, started);
 }
 

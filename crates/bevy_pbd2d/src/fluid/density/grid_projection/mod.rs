@@ -45,7 +45,8 @@
 //! corrections'. Moving kinematic walls are taken to be at rest too. Skipped for a step (with a
 //! warning, once) if the fluid's bounding box would need more than [`MAX_CELLS_PER_PARTICLE`]
 //! cells per fluid particle and more than 65 536 in all (spray flung far away), or if a
-//! position is not finite. Without densities for the current rows (the first step, or the
+//! position is not finite. [`PbdStats::grid_skipped`] counts the substeps skipped either way.
+//! Without densities for the current rows (the first step, or the
 //! rows rebuilt since: a spawn, a despawn, a re-sort) e = 0: no drift and no drawing in.
 //! Densities left stale by other edits (positions set by the game, a changed ρ0) count for
 //! one step, each move bounded as above.
@@ -56,6 +57,7 @@
 //!
 //! [`FluidSettings::grid_projection`]: crate::fluid::FluidSettings::grid_projection
 //! [`DensityState::track_boundary_push`]: crate::fluid::density::DensityState::track_boundary_push
+//! [`PbdStats::grid_skipped`]: crate::stats::PbdStats::grid_skipped
 
 mod cells;
 mod multigrid;
@@ -177,6 +179,8 @@ pub struct GridProjectionState {
 /// Runs the grid projection (module docs) on the fluid rows of `state`: moves x and
 /// x_predicted and changes v. `rows` holds the last step's densities, if they are for these
 /// rows. `dt` is the step (s); the two solves run side by side if `max_threads` allows two.
+/// Returns `false` if the step was skipped (module docs: a bounding box too large for the grid,
+/// a position that is not finite), `true` if it ran or had nothing to do (no fluid, Δt ≤ 0).
 pub(crate) fn project(
     params: &GridProjection,
     settings: &FluidSettings,
@@ -185,13 +189,13 @@ pub(crate) fn project(
     scratch: &mut GridProjectionState,
     dt: f32,
     max_threads: usize,
-) {
+) -> bool {
     scratch.cg_iterations = 0;
     let n = state.fluid_count;
     let rows = rows.filter(|rows| rows.len() == n).unwrap_or_default();
     let densities = !rows.is_empty();
     if n == 0 || dt.is_nan() || dt <= 0.0 {
-        return;
+        return true;
     }
     let SolverState {
         x,
@@ -215,7 +219,7 @@ pub(crate) fn project(
             "bevy_pbd2d: the fluid's bounding box needs more than {MAX_CELLS_PER_PARTICLE} grid \
              cells per particle (or a position is not finite); grid projection skipped"
         );
-        return;
+        return false;
     }
     let cells = grid.len();
     let multigrid = params.multigrid.then_some(&mut scratch.hierarchy).map(|h| {
@@ -319,6 +323,7 @@ pub(crate) fn project(
             x_predicted[i] += dt * dv;
         }
     }
+    true
 }
 
 /// b = e on the fluid cells, with each solid cell's e shared equally among its fluid

@@ -189,13 +189,14 @@ fn block(settings: &FluidSettings, density: f32, v: Vec2) -> (SolverState, Vec<D
     (state, vec![row; n])
 }
 
-/// [`project`] with the default [`GridProjection`] and [`FluidSettings`], two threads.
+/// [`project`] with the default [`GridProjection`] and [`FluidSettings`], two threads: whether
+/// it was applied.
 fn run(
     state: &mut SolverState,
     rows: Option<&[DensityRow]>,
     scratch: &mut GridProjectionState,
     dt: f32,
-) {
+) -> bool {
     let settings = FluidSettings::default();
     project(
         &GridProjection::default(),
@@ -205,7 +206,7 @@ fn run(
         scratch,
         dt,
         2,
-    );
+    )
 }
 
 /// Mean of `f` over the particles of row `j` of [`block`].
@@ -221,7 +222,7 @@ fn the_drift_spreads_a_uniform_compression_upwards_and_keeps_velocities() {
     let (mut state, rows) = block(&settings, 1.01 * settings.rest_density, Vec2::ZERO);
     let before = state.x.clone();
     let mut scratch = GridProjectionState::default();
-    run(&mut state, Some(&rows), &mut scratch, 0.005);
+    assert!(run(&mut state, Some(&rows), &mut scratch, 0.005));
     let d = 2.0 * settings.particle_radius;
     let rise = |j: usize| row_mean(j, |i| state.x[i].y - before[i].y);
     let sideways = |j: usize| row_mean(j, |i| (state.x[i].x - before[i].x).abs());
@@ -257,7 +258,7 @@ fn the_velocity_projection_stops_a_block_falling_onto_its_floor() {
         .map(|i| state.x[i] - state.x_predicted[i])
         .collect();
     let mut scratch = GridProjectionState::default();
-    run(&mut state, None, &mut scratch, dt);
+    assert!(run(&mut state, None, &mut scratch, dt));
     for j in 0..20 {
         let vy = row_mean(j, |i| state.v[i].y);
         assert!(
@@ -333,7 +334,7 @@ fn a_particle_flung_far_away_skips_the_step_and_moves_nothing() {
     state.x_predicted[0] = state.x[0];
     let before = state.x.clone();
     let mut scratch = GridProjectionState::default();
-    run(&mut state, Some(&rows), &mut scratch, 0.005);
+    assert!(!run(&mut state, Some(&rows), &mut scratch, 0.005));
     assert_eq!(state.x, before);
     // A NaN position (with every other particle in the box): skipped too.
     state.x[0] = state.x[2];
@@ -341,7 +342,7 @@ fn a_particle_flung_far_away_skips_the_step_and_moves_nothing() {
     let before = state.x.clone();
     state.x_predicted[1] = Vec2::NAN;
     state.x[1] = Vec2::NAN;
-    run(&mut state, Some(&rows), &mut scratch, 0.005);
+    assert!(!run(&mut state, Some(&rows), &mut scratch, 0.005));
     assert!(state.x[2..].iter().zip(&before[2..]).all(|(a, b)| a == b));
     assert_eq!(scratch.cg_iterations, 0);
 }
@@ -362,7 +363,7 @@ fn fluid_sealed_in_a_full_box_gets_no_pressure_solve() {
         .extend((-2..=82).map(|i| Vec2::new(i as f32 * 0.5 * d, 20.5 * d)));
     let (x, v) = (state.x.clone(), state.v.clone());
     let mut scratch = GridProjectionState::default();
-    run(&mut state, Some(&rows), &mut scratch, dt);
+    assert!(run(&mut state, Some(&rows), &mut scratch, dt));
     assert_eq!(scratch.cg_iterations, 0);
     for i in 0..state.fluid_count {
         let (moved, dv) = (state.x[i] - x[i], state.v[i] - v[i]);
@@ -396,7 +397,7 @@ fn an_expanded_block_contracts_in_position_and_draws_in_at_the_rate_of_its_defic
     state.w[pinned] = 0.0;
     let before = state.x.clone();
     let mut scratch = GridProjectionState::default();
-    run(&mut state, Some(&rows), &mut scratch, dt);
+    assert!(run(&mut state, Some(&rows), &mut scratch, dt));
     let d = 2.0 * settings.particle_radius;
     let height = 20.0 * d;
     let top_v = row_mean(19, |i| state.v[i].y);
@@ -427,7 +428,7 @@ fn a_block_leaving_its_floor_keeps_its_velocity() {
     let up = Vec2::new(0.0, 0.05);
     let (mut state, _) = block(&settings, settings.rest_density, up);
     let mut scratch = GridProjectionState::default();
-    run(&mut state, None, &mut scratch, 0.005);
+    assert!(run(&mut state, None, &mut scratch, 0.005));
     for (i, v) in state.v[..state.fluid_count].iter().enumerate() {
         assert!(
             (*v - up).length() <= 0.05 * up.length(),
