@@ -310,7 +310,8 @@ pub(crate) fn project(
         }
     });
     for (i, &[step, dv]) in scratch.moves.iter().enumerate() {
-        if w[i] == 0.0 {
+        // Pinned or held rows (w = 0) stay; so does any w that is not positive.
+        if w[i].is_nan() || w[i] <= 0.0 {
             continue;
         }
         if densities && step.is_finite() {

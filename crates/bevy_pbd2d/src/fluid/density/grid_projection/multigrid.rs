@@ -4,8 +4,9 @@
 //! crosses a few cells per iteration, are solved on coarser grids.
 //!
 //! - **Levels**: a coarse cell covers 2 × 2 cells of the level below, shifted by one (coarse
-//!   cell I covers fine cells 2I − 1 and 2I per axis), so that the cells on a level's edge,
-//!   which have no equation, stay the edge of the next. A coarse cell is air if one of its
+//!   cell I covers fine cells 2I − 1 and 2I per axis; nx/2 + 2 coarse cells per row), so that
+//!   the coarse cells on and beside the first and last of a row hold no cell with an equation:
+//!   no cell with one is on a level's edge. A coarse cell is air if one of its
 //!   cells is (Dirichlet, p = 0), else it has an equation if one of its cells has, else it is
 //!   a wall (no term): McAdams et al.'s rule. Only air beside a cell with an equation counts
 //!   as air: the air beyond a wall (the grid's margin around a container) is relabelled wall
@@ -13,7 +14,9 @@
 //!   (the V-cycle then diverged on a pool in a box). A cell's diagonal counts the neighbours
 //!   that are not walls, so each level's operator is −(2ˡH)² ∇² discretised on that level, as
 //!   on the finest. Coarsening stops at [`COARSEST_CELLS`] cells with an equation (or
-//!   [`MAX_LEVELS`]).
+//!   [`MAX_LEVELS`]), or before a level that would have none (a film one cell deep, all of
+//!   whose coarse cells hold air): that coarsest level then has more cells and only the
+//!   coarsest sweeps, still a symmetric positive definite preconditioner, a weaker one.
 //! - **Transfers**: bilinear prolongation (a fine cell takes 9/16, 3/16, 3/16, 1/16 of the four
 //!   nearest coarse cells) and its transpose as the restriction, which sums the residual with
 //!   weights adding to 4 per coarse cell: the scale at which the coarse operator, H² times
@@ -121,6 +124,12 @@ impl Hierarchy {
             }
             self.depth += 1;
         }
+    }
+
+    /// Levels in use, the finest included.
+    #[cfg(test)]
+    pub fn levels(&self) -> usize {
+        self.depth
     }
 
     /// z = M⁻¹ r: one V-cycle from z = 0 (module docs). `r` and `z` are on the finest level;

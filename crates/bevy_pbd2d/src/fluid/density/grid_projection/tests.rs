@@ -35,11 +35,12 @@ fn the_poisson_solve_gives_the_discrete_hydrostatic_column() {
     // b = 1 in every cell: the face above cell k carries the k + 1 cells below it, so
     // p_k − p_{k+1} = k + 1 with p = 0 in the air above: p_k = Σ_{j = k+1}^{n} j. With and
     // without the multigrid preconditioner.
-    let n = 30;
+    let n = 100;
     let grid = column(n);
     let b = ones(&grid);
     let mut hierarchy = Hierarchy::default();
     hierarchy.build(&grid);
+    assert!(hierarchy.levels() >= 3, "{} levels", hierarchy.levels());
     for multigrid in [None, Some(&hierarchy)] {
         let mut solve = PoissonSolve::default();
         solve.solve(&grid, multigrid, &b, 1e-10);
