@@ -254,6 +254,43 @@ fn a_grid_projection_skipped_for_a_far_particle_is_counted_and_resumes() {
     assert!(stats(&app).grid_iterations > 0);
 }
 
+/// The grid projection's drift and drawing in use the last density pass's densities only if
+/// they were computed with the current settings: the step after an edit of `FluidSettings`
+/// runs without them (a changed ρ0 would turn them into a spurious excess); a write that
+/// leaves the settings equal changes nothing.
+#[test]
+fn a_settings_edit_leaves_the_grid_projection_one_step_without_densities() {
+    let mut app = app(0.005);
+    let settings = FluidSettings {
+        grid_projection: Some(GridProjection::default()),
+        ..default()
+    };
+    app.insert_resource(settings);
+    spawn(&mut app, |c| {
+        DamBreakBuilder::default().spawn(c, &settings).unwrap()
+    });
+    let used = |app: &App| {
+        let state = app
+            .world()
+            .resource::<bevy_pbd2d::fluid::density::DensityState>();
+        state.grid.used_densities
+    };
+    run_steps(&mut app, 3);
+    assert!(used(&app));
+    app.world_mut()
+        .resource_mut::<FluidSettings>()
+        .set_changed();
+    run_steps(&mut app, 1);
+    assert!(used(&app), "an unchanged write keeps the densities");
+    let mut edited = settings;
+    edited.set_viscosity(0.06).unwrap();
+    app.insert_resource(edited);
+    run_steps(&mut app, 1);
+    assert!(!used(&app), "the step after the edit");
+    run_steps(&mut app, 1);
+    assert!(used(&app), "and the one after");
+}
+
 /// The grid projection's two solves each run in a fixed order (side by side on two threads),
 /// also across re-sorts of the rows (which leave it without the last step's densities for a
 /// step): the same bits on one and two threads.

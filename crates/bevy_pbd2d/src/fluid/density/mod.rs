@@ -243,7 +243,9 @@ pub fn project_fluid_on_grid(
     }
     let started = stats.begin_phase();
     let scratch = &mut *scratch;
-    let fresh = scratch.grid.densities_generation == Some(state.rows_generation);
+    // The last density pass's densities, if they are for these rows and these settings (a
+    // changed ρ0 or radius would turn them into a spurious excess).
+    let fresh = scratch.grid.densities_for == Some((state.rows_generation, *settings));
     let rows = fresh.then_some(&scratch.rows[..]);
     let grid = &mut scratch.grid;
     let dt = time.delta_secs();
@@ -279,7 +281,7 @@ pub fn solve_density_constraints(
         &mut scratch,
         threads.cap(),
     );
-    scratch.grid.densities_generation = Some(state.rows_generation);
+    scratch.grid.densities_for = Some((state.rows_generation, *settings));
     stats.fluid_iterations += iterations;
     stats.avg_density_error_percent = error;
     stats.end_phase(Phase::Solve, started);

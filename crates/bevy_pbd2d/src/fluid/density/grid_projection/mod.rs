@@ -46,10 +46,10 @@
 //! warning, once) if the fluid's bounding box would need more than [`MAX_CELLS_PER_PARTICLE`]
 //! cells per fluid particle and more than 65 536 in all (spray flung far away), or if a
 //! position is not finite. [`PbdStats::grid_skipped`] counts the substeps skipped either way.
-//! Without densities for the current rows (the first step, or the
-//! rows rebuilt since: a spawn, a despawn, a re-sort) e = 0: no drift and no drawing in.
-//! Densities left stale by other edits (positions set by the game, a changed ρ0) count for
-//! one step, each move bounded as above.
+//! Without densities for the current rows (the first step, or the rows rebuilt since: a spawn,
+//! a despawn, a re-sort) or for the current [`FluidSettings`] (edited since), e = 0: no drift
+//! and no drawing in. Densities left stale by positions the game set count for one step, each
+//! move bounded as above.
 //!
 //! \[KLTB21\] Kugelstadt, Longva, Thuerey, Bender: Implicit Density Projection for Volume
 //! Conserving Liquids, IEEE TVCG 27(4), 2021.
@@ -170,8 +170,12 @@ pub struct GridProjectionState {
     moves: Vec<[Vec2; 2]>,
     drift: PoissonSolve,
     velocity: PoissonSolve,
-    /// The [`SolverState`] rows generation the densities were computed for.
-    pub(crate) densities_generation: Option<u64>,
+    /// The [`SolverState`] rows generation and the settings the densities were computed for.
+    pub(crate) densities_for: Option<(u64, FluidSettings)>,
+    /// Whether the last projection had densities for its rows (the drift and the drawing in
+    /// ran): not in the first step, nor in the first after the rows were rebuilt or
+    /// [`FluidSettings`] changed.
+    pub used_densities: bool,
     /// Conjugate-gradient iterations of the last step, drift and velocity solves together.
     pub cg_iterations: u32,
 }
@@ -191,6 +195,7 @@ pub(crate) fn project(
     max_threads: usize,
 ) -> bool {
     scratch.cg_iterations = 0;
+    scratch.used_densities = false;
     let n = state.fluid_count;
     let rows = rows.filter(|rows| rows.len() == n).unwrap_or_default();
     let densities = !rows.is_empty();
@@ -221,6 +226,7 @@ pub(crate) fn project(
         );
         return false;
     }
+    scratch.used_densities = densities;
     let cells = grid.len();
     let multigrid = params.multigrid.then_some(&mut scratch.hierarchy).map(|h| {
         h.build(grid);
