@@ -38,6 +38,7 @@
 //! fixed order: the same bits for any thread count.
 
 use super::cells::{CellGrid, CellKind};
+use super::poisson::neighbour_sum;
 
 /// Cells with an equation at most on the coarsest level.
 pub(crate) const COARSEST_CELLS: usize = 32;
@@ -208,7 +209,25 @@ fn coarsen(fine: &Level, coarse: &mut Level) {
         };
     }
     // The edge has no equation (module docs: no cell with one reaches it).
-    finish_edge(coarse);
+    for (c, label) in coarse.label.iter_mut().enumerate() {
+        let (i, j) = (c % nx, c / nx);
+        if (i == 0 || j == 0 || i == nx - 1 || j == ny - 1) && *label == Label::Active {
+            *label = Label::Wall;
+        }
+    }
+    coarse.diagonal.clear();
+    coarse.diagonal.resize(nx * ny, 0.0);
+    for j in 1..ny - 1 {
+        for i in 1..nx - 1 {
+            let c = j * nx + i;
+            if coarse.label[c] == Label::Active {
+                let around = [c - 1, c + 1, c - nx, c + nx];
+                let open = around.iter().filter(|&&n| coarse.label[n] != Label::Wall);
+                coarse.diagonal[c] = open.count() as f64;
+            }
+        }
+    }
+    finish(coarse);
 }
 
 /// Air beside no cell with an equation relabelled as wall, and the boundary band found.
@@ -235,29 +254,6 @@ fn finish(level: &mut Level) {
     }
 }
 
-fn finish_edge(coarse: &mut Level) {
-    let (nx, ny) = (coarse.nx, coarse.ny);
-    for (c, label) in coarse.label.iter_mut().enumerate() {
-        let (i, j) = (c % nx, c / nx);
-        if (i == 0 || j == 0 || i == nx - 1 || j == ny - 1) && *label == Label::Active {
-            *label = Label::Wall;
-        }
-    }
-    coarse.diagonal.clear();
-    coarse.diagonal.resize(nx * ny, 0.0);
-    for j in 1..ny - 1 {
-        for i in 1..nx - 1 {
-            let c = j * nx + i;
-            if coarse.label[c] == Label::Active {
-                let around = [c - 1, c + 1, c - nx, c + nx];
-                let open = around.iter().filter(|&&n| coarse.label[n] != Label::Wall);
-                coarse.diagonal[c] = open.count() as f64;
-            }
-        }
-    }
-    finish(coarse);
-}
-
 /// The smoother (module docs): the band, red, black, the band; `backwards`, the same in
 /// reverse order (its adjoint).
 fn smooth(level: &Level, x: &mut [f64], b: &[f64], backwards: bool) {
@@ -278,7 +274,7 @@ fn smooth(level: &Level, x: &mut [f64], b: &[f64], backwards: bool) {
 fn band_sweep(level: &Level, x: &mut [f64], b: &[f64], backwards: bool) {
     let nx = level.nx;
     let mut update = |c: usize| {
-        x[c] = (b[c] + x[c - 1] + x[c + 1] + x[c - nx] + x[c + nx]) / level.diagonal[c];
+        x[c] = (b[c] + neighbour_sum(x, c, nx)) / level.diagonal[c];
     };
     if backwards {
         level.band.iter().rev().for_each(|&c| update(c));
@@ -318,7 +314,7 @@ fn sweep(level: &Level, x: &mut [f64], b: &[f64], colour: usize) {
             let c = j * nx + i;
             let k = level.diagonal[c];
             if k > 0.0 {
-                x[c] = (b[c] + x[c - 1] + x[c + 1] + x[c - nx] + x[c + nx]) / k;
+                x[c] = (b[c] + neighbour_sum(x, c, nx)) / k;
             }
         }
     }
@@ -330,7 +326,7 @@ fn residual(level: &Level, x: &[f64], b: &[f64], r: &mut [f64]) {
     for c in nx..level.nx * level.ny - nx {
         let k = level.diagonal[c];
         r[c] = if k > 0.0 {
-            b[c] - (k * x[c] - (x[c - 1] + x[c + 1] + x[c - nx] + x[c + nx]))
+            b[c] - (k * x[c] - neighbour_sum(x, c, nx))
         } else {
             0.0
         };

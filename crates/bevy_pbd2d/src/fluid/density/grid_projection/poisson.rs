@@ -163,10 +163,16 @@ fn apply(diagonal: &[f64], nx: usize, x: &[f64], out: &mut [f64]) -> f64 {
     for c in nx..cells - nx {
         let k = diagonal[c];
         if k > 0.0 {
-            let y = k * x[c] - (x[c - 1] + x[c + 1] + x[c - nx] + x[c + nx]);
+            let y = k * x[c] - neighbour_sum(x, c, nx);
             out[c] = y;
             sum += x[c] * y;
         }
     }
     sum
+}
+
+/// x at the four neighbours of cell `c` on a grid `nx` cells wide, in the operator's order
+/// (left, right, below, above): Σₙ xₙ of A x = k x_c − Σₙ xₙ, and of its Gauss-Seidel update.
+pub(super) fn neighbour_sum(x: &[f64], c: usize, nx: usize) -> f64 {
+    x[c - 1] + x[c + 1] + x[c - nx] + x[c + nx]
 }
