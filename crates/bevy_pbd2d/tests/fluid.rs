@@ -225,11 +225,9 @@ fn a_grid_projected_dam_break_with_substeps_settles_correctly() {
     println!("grid projection, 2 substeps: {iterations} iterations per step, height {height}");
 }
 
-/// A fluid particle the game places far away (2 km, inside the runaway guard's bounds) would
-/// need a grid too large: the grid projection skips those steps, says so in
-/// `PbdStats::grid_skipped`, and runs again once the particle is back.
-#[test]
-fn a_grid_projection_skipped_for_a_far_particle_is_counted_and_resumes() {
+/// The demo's dam break (Δt 0.005 s) with the default grid projection, not yet stepped: the
+/// app, the scene and the settings.
+fn grid_projected_dam_break() -> (App, bevy_pbd2d::scenes::dam_break::DamBreak, FluidSettings) {
     let mut app = app(0.005);
     let settings = FluidSettings {
         grid_projection: Some(GridProjection::default()),
@@ -239,6 +237,15 @@ fn a_grid_projection_skipped_for_a_far_particle_is_counted_and_resumes() {
     let scene = spawn(&mut app, |c| {
         DamBreakBuilder::default().spawn(c, &settings).unwrap()
     });
+    (app, scene, settings)
+}
+
+/// A fluid particle the game places far away (2 km, inside the runaway guard's bounds) would
+/// need a grid too large: the grid projection skips those steps, says so in
+/// `PbdStats::grid_skipped`, and runs again once the particle is back.
+#[test]
+fn a_grid_projection_skipped_for_a_far_particle_is_counted_and_resumes() {
+    let (mut app, scene, _) = grid_projected_dam_break();
     run_steps(&mut app, 5);
     assert_eq!(stats(&app).grid_skipped, 0);
     assert!(stats(&app).grid_iterations > 0);
@@ -260,15 +267,7 @@ fn a_grid_projection_skipped_for_a_far_particle_is_counted_and_resumes() {
 /// leaves the settings equal changes nothing.
 #[test]
 fn a_settings_edit_leaves_the_grid_projection_one_step_without_densities() {
-    let mut app = app(0.005);
-    let settings = FluidSettings {
-        grid_projection: Some(GridProjection::default()),
-        ..default()
-    };
-    app.insert_resource(settings);
-    spawn(&mut app, |c| {
-        DamBreakBuilder::default().spawn(c, &settings).unwrap()
-    });
+    let (mut app, _, settings) = grid_projected_dam_break();
     let used = |app: &App| {
         let state = app
             .world()
