@@ -259,20 +259,18 @@ pub fn fluid_figures(
     }
 }
 
-/// Fluid neighbours per fluid particle in the last step's lists, and the share of the density
-/// solve's fluid slots they fill: its passes take the rows 8 at a time and walk their lists
-/// side by side, so a group costs as many slots as its longest list.
-fn neighbour_figures(neighbors: &NeighborState, rows: usize) -> (f64, f64) {
-    const GROUP: usize = 8;
-    let (mut pairs, mut slots) = (0usize, 0usize);
-    for start in (0..rows).step_by(GROUP) {
-        let lengths = (start..rows.min(start + GROUP)).map(|i| neighbors.fluid_neighbors(i).len());
-        let (sum, longest) = lengths.fold((0, 0), |(s, m), l| (s + l, m.max(l)));
-        pairs += sum;
-        slots += GROUP * longest;
-    }
-    let per_particle = pairs as f64 / rows.max(1) as f64;
-    (per_particle, pairs as f64 / slots.max(1) as f64)
+/// Fluid neighbours per fluid particle in the last step's lists, the share of the density
+/// solve's fluid slot lanes they fill (its passes take the rows 8 at a time and walk their
+/// lists side by side, so a group costs as many slots as its longest list), and the lanes,
+/// fluid and boundary, per particle.
+fn neighbour_figures(neighbors: &NeighborState, rows: usize) -> (f64, f64, f64) {
+    let fill = neighbors.slot_fill();
+    let per_particle = |n: u64| n as f64 / rows.max(1) as f64;
+    (
+        per_particle(fill.fluid_pairs),
+        fill.fluid_pairs as f64 / fill.fluid_lanes.max(1) as f64,
+        per_particle(fill.fluid_lanes + fill.boundary_lanes),
+    )
 }
 
 /// The fluid's median height over an incompressible one's
@@ -290,7 +288,7 @@ pub fn fluid_line(world: &World, f: &FluidArgs, threads: usize, m: &Measurement)
     let rest_density = world.resource::<FluidSettings>().rest_density as f64;
     let fig = fluid_figures(state, world.resource::<DensityState>(), rest_density);
     let neighbors = world.resource::<NeighborState>();
-    let (pairs_per_particle, slot_fill) = neighbour_figures(neighbors, state.fluid_count);
+    let (pairs_per_particle, slot_fill, lanes) = neighbour_figures(neighbors, state.fluid_count);
     let o = JsonObject::new()
         .string("scene", "fluid")
         .int("width", f.width as u64)
@@ -337,6 +335,7 @@ pub fn fluid_line(world: &World, f: &FluidArgs, threads: usize, m: &Measurement)
         .int("resort", f.resort as u64)
         .rounded("fluid_neighbours_per_particle", pairs_per_particle, 3)
         .rounded("slot_fill", slot_fill, 4)
+        .rounded("slot_lanes_per_particle", lanes, 3)
         .number("chebyshev", f.chebyshev.unwrap_or(0.0))
         .string(
             "grid",

@@ -31,7 +31,7 @@ pub use crate::particle::FluidParticle;
 pub use components::{BoundaryDensityOnly, BoundaryIndex, BoundaryParticle, PseudoMass};
 pub use contacts::{BoundaryContactState, BoundaryContactSystems};
 pub use density::grid_projection::GridProjection;
-pub use neighbors::{NeighborState, find_fluid_neighbors};
+pub use neighbors::{NeighborState, SlotFill, find_fluid_neighbors};
 pub use settings::FluidSettings;
 
 use crate::constraints::distance::solve_distance_constraints;

@@ -73,6 +73,21 @@ impl NeighborState {
         }
     }
 
+    /// How full the density solve's 8-lane slots were in its last solve (slot-major lists,
+    /// module docs of `slots`: a group of 8 rows takes as many slots as its longest list).
+    pub fn slot_fill(&self) -> SlotFill {
+        let mut fill = SlotFill::default();
+        for [(pairs, lanes), (boundary_pairs, boundary_lanes)] in
+            self.chunks.iter().map(|c| c.slots.fill())
+        {
+            fill.fluid_pairs += pairs;
+            fill.fluid_lanes += lanes;
+            fill.boundary_pairs += boundary_pairs;
+            fill.boundary_lanes += boundary_lanes;
+        }
+        fill
+    }
+
     /// The fluid neighbours (rows, the row itself excluded) found in the last step for fluid
     /// row `row`, in the order the density solve sums them; empty for a row past the fluid.
     pub fn fluid_neighbors(&self, row: usize) -> &[u32] {
@@ -90,6 +105,20 @@ impl NeighborState {
             .filter(|chunk| row % CHUNK + 1 < chunk.boundary_start.len())
             .map_or(&[], |chunk| chunk.boundary_of(row % CHUNK))
     }
+}
+
+/// Pairs and lanes of the density solve's slots ([`NeighborState::slot_fill`]): each pass
+/// evaluates every lane, padding included.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct SlotFill {
+    /// Fluid–fluid pairs (each row's fluid neighbours, summed over the rows).
+    pub fluid_pairs: u64,
+    /// Lanes of the fluid slots: 8 per slot, the pairs and the padding.
+    pub fluid_lanes: u64,
+    /// Fluid–boundary pairs.
+    pub boundary_pairs: u64,
+    /// Lanes of the boundary slots.
+    pub boundary_lanes: u64,
 }
 
 /// Fills `chunks` with the fluid and boundary neighbours (within `h`) of fluid rows
@@ -171,11 +200,11 @@ mod tests {
     use crate::fluid::grid::test_points::*;
     use crate::fluid::slots::{GROUP, Slot, SlotLists};
 
-    #[test]
-    fn slots_hold_each_rows_lists_in_its_lane() {
+    /// The lists of 150 random fluid rows in a 0.4 m square (two full chunks and a partial one
+    /// with a partial last group) and 40 boundary samples along its lower edge, h = 0.1 m.
+    fn random_chunks(seed: u64) -> Vec<NeighborChunk> {
         let h = 0.1;
-        let mut seed = 11;
-        // 150 rows: two full chunks and a partial one with a partial last group.
+        let mut seed = seed;
         let fluid: Vec<Vec2> = (0..150)
             .map(|_| Vec2::new(lcg(&mut seed), lcg(&mut seed)) * 0.4)
             .collect();
@@ -185,6 +214,12 @@ mod tests {
         bg.build(&boundary, h);
         let mut chunks = Vec::new();
         find_neighbors(&mut chunks, &fg, &fluid, &bg, h, usize::MAX);
+        chunks
+    }
+
+    #[test]
+    fn slots_hold_each_rows_lists_in_its_lane() {
+        let chunks = random_chunks(11);
         let mut narrow_chunks = 0;
         for (c, chunk) in chunks.iter().enumerate() {
             let mut slots = SlotLists::default();
@@ -277,6 +312,37 @@ mod tests {
         let mut bad = chunks[0].clone();
         bad.fluid_count[0] = bad.fluid_start[1] + 1;
         assert!(!bad.indices_within(0, rows, points.len(), 0));
+    }
+
+    /// The slots' fill counts each row's real pairs once and, per group of 8 rows, 8 lanes
+    /// per slot of its longest list, fluid and boundary apart.
+    #[test]
+    fn slot_fill_counts_pairs_and_padded_lanes() {
+        let mut state = NeighborState {
+            chunks: random_chunks(5),
+            ..default()
+        };
+        for (c, chunk) in state.chunks.iter_mut().enumerate() {
+            chunk.build_slots(c * CHUNK);
+        }
+        let mut want = SlotFill::default();
+        for group in (0..150).collect::<Vec<_>>().chunks(GROUP) {
+            // Groups never straddle chunks (CHUNK is a multiple of GROUP).
+            let state = &state;
+            let lengths = |list: fn(&NeighborState, usize) -> &[u32]| {
+                group.iter().map(move |&i| list(state, i).len() as u64)
+            };
+            let (fluid_lengths, boundary_lengths) = (
+                lengths(NeighborState::fluid_neighbors),
+                lengths(NeighborState::boundary_neighbors),
+            );
+            want.fluid_pairs += fluid_lengths.clone().sum::<u64>();
+            want.fluid_lanes += GROUP as u64 * fluid_lengths.max().unwrap_or(0);
+            want.boundary_pairs += boundary_lengths.clone().sum::<u64>();
+            want.boundary_lanes += GROUP as u64 * boundary_lengths.max().unwrap_or(0);
+        }
+        assert!(want.boundary_pairs > 0 && want.fluid_lanes > want.fluid_pairs);
+        assert_eq!(state.slot_fill(), want);
     }
 
     #[test]

@@ -236,6 +236,20 @@ impl SlotLists {
         }
     }
 
+    /// Real pairs and lanes (slots × [`GROUP`], padding included) of the fluid slots (first)
+    /// and the boundary slots (second).
+    pub fn fill(&self) -> [(u64, u64); 2] {
+        let pairs = |kind: usize| {
+            let counts = self.counts.iter().flat_map(|c| c[kind].to_array());
+            counts.map(|n| n as u64).sum::<u64>()
+        };
+        let lanes = |slots: usize| (slots * GROUP) as u64;
+        [
+            (pairs(0), lanes(self.fluid_slots())),
+            (pairs(1), lanes(self.boundary.len())),
+        ]
+    }
+
     /// Number of groups.
     pub fn groups(&self) -> usize {
         self.rows.len()
