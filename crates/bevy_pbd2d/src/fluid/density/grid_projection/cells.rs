@@ -220,17 +220,32 @@ impl CellGrid {
     ///
     /// [`face_descents`]: Self::face_descents
     fn bilinear(&self, values: &[[f32; 2]], s: f32, t: f32) -> [f32; 2] {
-        let (nx, ny) = (self.nx as i64, self.ny as i64);
         let (i, j) = (floor(s), floor(t));
         let (a, b) = (s - i as f32, t - j as f32);
-        let corners = [
-            (i, j, (1.0 - a) * (1.0 - b)),
-            (i + 1, j, a * (1.0 - b)),
-            (i, j + 1, (1.0 - a) * b),
-            (i + 1, j + 1, a * b),
-        ];
+        let weights = [(1.0 - a) * (1.0 - b), a * (1.0 - b), (1.0 - a) * b, a * b];
+        if let Some(f) = self.corners(i, j) {
+            // Where the particles are (the grid is built around them, with its margin): all four
+            // corners on the grid, and unless a sum is NaN none of them is left out, so the
+            // general loop below would add the same terms in the same order.
+            let (nx, v) = (self.nx, values);
+            let corners = [v[f], v[f + 1], v[f + nx], v[f + nx + 1]];
+            let weight = 0.0 + weights[0] + weights[1] + weights[2] + weights[3];
+            let result = [0, 1].map(|k| {
+                let sum = 0.0
+                    + weights[0] * corners[0][k]
+                    + weights[1] * corners[1][k]
+                    + weights[2] * corners[2][k]
+                    + weights[3] * corners[3][k];
+                sum / weight
+            });
+            if !result[0].is_nan() && !result[1].is_nan() && weight > 0.0 {
+                return result;
+            }
+        }
+        let (nx, ny) = (self.nx as i64, self.ny as i64);
+        let corners = [(i, j), (i + 1, j), (i, j + 1), (i + 1, j + 1)];
         let (mut sum, mut weight) = ([0.0f32; 2], [0.0f32; 2]);
-        for (ci, cj, w) in corners {
+        for ((ci, cj), w) in corners.into_iter().zip(weights) {
             let inside = ci >= 0 && cj >= 0 && ci < nx && cj < ny;
             let value = if inside {
                 values[(cj * nx + ci) as usize]
@@ -251,6 +266,14 @@ impl CellGrid {
                 0.0
             }
         })
+    }
+
+    /// The index of corner (i, j) if all four corners (i ..= i + 1, j ..= j + 1) are on the
+    /// grid.
+    #[inline(always)]
+    fn corners(&self, i: i64, j: i64) -> Option<usize> {
+        let inside = i >= 0 && j >= 0 && i + 1 < self.nx as i64 && j + 1 < self.ny as i64;
+        inside.then(|| j as usize * self.nx + i as usize)
     }
 
     /// The velocities `v` (m/s) of particles at `at` (m) on the faces: per face the
@@ -339,13 +362,21 @@ impl CellGrid {
             (0, 1, (1.0 - a) * b),
             (1, 1, a * b),
         ];
+        // Where the particles are, all four corners are on the grid (its margin).
+        let first = self.corners(i, j);
         for (di, dj, w) in corners {
-            let (ii, jj) = (i + di, j + dj);
-            if ii >= 0 && jj >= 0 && (ii as usize) < self.nx && (jj as usize) < self.ny {
-                let f = jj as usize * self.nx + ii as usize;
-                sum[f] += f64::from(w * value);
-                weight[f] += f64::from(w);
-            }
+            let f = match first {
+                Some(f) => f + dj * self.nx + di,
+                None => {
+                    let (ii, jj) = (i + di as i64, j + dj as i64);
+                    if ii < 0 || jj < 0 || ii as usize >= self.nx || jj as usize >= self.ny {
+                        continue;
+                    }
+                    jj as usize * self.nx + ii as usize
+                }
+            };
+            sum[f] += f64::from(w * value);
+            weight[f] += f64::from(w);
         }
     }
 }
