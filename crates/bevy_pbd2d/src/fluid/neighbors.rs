@@ -73,8 +73,11 @@ impl NeighborState {
         }
     }
 
-    /// How full the density solve's 8-lane slots were in its last solve (slot-major lists,
-    /// module docs of `slots`: a group of 8 rows takes as many slots as its longest list).
+    /// How full the density solve's 8-lane slots were in its last solve: its passes take the
+    /// rows 8 at a time, one per lane, and walk their lists side by side, so each group of 8
+    /// rows takes as many slots (8 lanes each) as its longest list. Counted from the slots the
+    /// last solve built: between [`find_fluid_neighbors`] and the next solve they lag the
+    /// lists.
     pub fn slot_fill(&self) -> SlotFill {
         let mut fill = SlotFill::default();
         for [(pairs, lanes), (boundary_pairs, boundary_lanes)] in

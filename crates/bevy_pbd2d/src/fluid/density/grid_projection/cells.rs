@@ -144,7 +144,7 @@ impl CellGrid {
 
     /// The cell holding `p` (m), if the grid does.
     pub fn cell_of(&self, p: Vec2) -> Option<usize> {
-        let c = index(p, self.size) - self.origin.as_i64vec2();
+        let c = index(p, self.size).saturating_sub(self.origin.as_i64vec2());
         let (nx, ny) = (self.nx as i64, self.ny as i64);
         let inside = c.x >= 0 && c.y >= 0 && c.x < nx && c.y < ny;
         inside.then(|| c.y as usize * self.nx + c.x as usize)
@@ -243,7 +243,9 @@ impl CellGrid {
             }
         }
         let (nx, ny) = (self.nx as i64, self.ny as i64);
-        let corners = [(i, j), (i + 1, j), (i, j + 1), (i + 1, j + 1)];
+        // Saturating: ⌊s⌋ may be i64::MAX.
+        let (i1, j1) = (i.saturating_add(1), j.saturating_add(1));
+        let corners = [(i, j), (i1, j), (i, j1), (i1, j1)];
         let (mut sum, mut weight) = ([0.0f32; 2], [0.0f32; 2]);
         for ((ci, cj), w) in corners.into_iter().zip(weights) {
             let inside = ci >= 0 && cj >= 0 && ci < nx && cj < ny;
@@ -272,7 +274,8 @@ impl CellGrid {
     /// grid.
     #[inline(always)]
     fn corners(&self, i: i64, j: i64) -> Option<usize> {
-        let inside = i >= 0 && j >= 0 && i + 1 < self.nx as i64 && j + 1 < self.ny as i64;
+        // Not i + 1 < nx: ⌊s⌋ saturates at i64::MAX, where i + 1 would wrap.
+        let inside = i >= 0 && j >= 0 && i < self.nx as i64 - 1 && j < self.ny as i64 - 1;
         inside.then(|| j as usize * self.nx + i as usize)
     }
 
@@ -368,7 +371,7 @@ impl CellGrid {
             let f = match first {
                 Some(f) => f + dj * self.nx + di,
                 None => {
-                    let (ii, jj) = (i + di as i64, j + dj as i64);
+                    let (ii, jj) = (i.saturating_add(di as i64), j.saturating_add(dj as i64));
                     if ii < 0 || jj < 0 || ii as usize >= self.nx || jj as usize >= self.ny {
                         continue;
                     }
@@ -385,11 +388,56 @@ impl CellGrid {
 /// target's baseline has no rounding instruction).
 fn floor(x: f32) -> i64 {
     let t = x as i64;
-    t - i64::from((t as f32) > x)
+    t.saturating_sub(i64::from((t as f32) > x))
 }
 
 /// ⌊p / size⌋ per axis, saturating (NaN: 0).
 fn index(p: Vec2, size: f32) -> I64Vec2 {
     let c = p / size;
     I64Vec2::new(floor(c.x), floor(c.y))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Far outside the grid (⌊s⌋ saturating at i64::MAX or MIN, or NaN), the gather is 0, a
+    /// splat adds nothing and no cell holds the point: no index wraps onto the grid.
+    #[test]
+    fn transfers_far_off_the_grid_take_no_corner() {
+        let mut grid = CellGrid::default();
+        let fluid: Vec<Vec2> = (0..16)
+            .map(|k| Vec2::ONE + Vec2::new((k % 4) as f32, (k / 4) as f32) * 0.05)
+            .collect();
+        assert!(grid.build(&fluid, &[], 0.1, 1 << 16));
+        let faces = vec![[1.0f32, 2.0]; grid.len()];
+        let far = [1e19, -1e19, f32::INFINITY, f32::NEG_INFINITY, f32::NAN];
+        for s in far {
+            for g in [Vec2::new(s, 3.0), Vec2::new(3.0, s), Vec2::splat(s)] {
+                let got = grid.descents_at((&faces, &faces), g);
+                assert_eq!(got, [Vec2::ZERO; 2], "at {g}");
+                // A boundary sample there, or a position: in no cell (NaN: in cell 0 of the
+                // world, which this grid, around (1.1, 1.1) m, does not reach).
+                assert_eq!(grid.cell_of(g), None, "cell of {g}");
+            }
+        }
+        // The velocities of the 16 particles, with and without far ones among them.
+        let splat = |at: &[Vec2]| {
+            let (mut ux, mut uy, mut wx, mut wy) = Default::default();
+            let v = vec![Vec2::new(1.0, -2.0); at.len()];
+            let mut splats = Splats::default();
+            let u = (&mut ux, &mut uy);
+            grid.face_velocities(at, &v, u, (&mut wx, &mut wy), &mut splats, false);
+            (ux, uy)
+        };
+        // (Not NaN: the grid is not built over a NaN position, so none is splatted.)
+        let far = &far[..4];
+        let mut with_far = fluid.clone();
+        let cell = |g: Vec2| grid.size * (g + grid.origin.as_vec2());
+        with_far.extend(far.iter().map(|&s| cell(Vec2::new(s, 3.0))));
+        with_far.extend(far.iter().map(|&s| cell(Vec2::new(3.0, s))));
+        let (near, all) = (splat(&fluid), splat(&with_far));
+        assert_eq!(near, all);
+        assert!(near.0.iter().any(|&u| u != 0.0));
+    }
 }
