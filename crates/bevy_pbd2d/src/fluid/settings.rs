@@ -73,10 +73,10 @@ pub struct FluidSettings {
     /// (default: the PBF demo's solve). With the default [`GridProjection`] the 100 × 100 dam
     /// break meets the 0.1 % tolerance in 2.9 iterations per step after 1 000 steps instead of
     /// 42, the 316 × 316 one in 0.7 instead of 147.8, in 4.9–6.7 and 43–45 ms per step against
-    /// 9.2 and 286 (2 threads, [`density`](crate::fluid::density) module docs). The 30 × 30 dam break
-    /// needs 2.75 iterations per step instead of 13.57.
-    /// Not applied while the avian coupling tracks the boundary push (while it has dynamic
-    /// bodies with samples anywhere in the world). Not in the reference demo.
+    /// 9.2 and 286 (2 threads, [`density`](crate::fluid::density) module docs). The 30 × 30
+    /// dam break needs 2.75 iterations per step instead of 13.57. Not applied while the avian
+    /// coupling tracks the boundary push (while it has dynamic bodies with samples anywhere in
+    /// the world). Not in the reference demo.
     pub grid_projection: Option<GridProjection>,
 }
 

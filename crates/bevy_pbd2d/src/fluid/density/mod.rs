@@ -181,9 +181,10 @@
 //! steps), a less ordered arrangement of the particles rather than a compressed one. With plain
 //! CG the grid's iterations grew with the fluid's depth in cells, and a step at 316 × 316 cost
 //! 13.6 times one at 100 × 100 after 1 000 steps; the multigrid V-cycle keeps them at 4.9–7.6
-//! per step (both solves together), and the ratio is 6.1–8.1 in steps 11–20 and 6.4–9.1 after 1 000 steps, pair by pair
-//! (the issue asks for at most 12). What the grid costs now is mostly its particle passes
-//! (building the grid and the excess, the splat of the velocities, the moves), not its solves.
+//! per step (both solves together), and the ratio is 6.1–8.1 in steps 11–20 and 6.4–9.1
+//! after 1 000 steps, pair by pair (the issue asks for at most 12). What the grid costs now is
+//! mostly its particle passes (building the grid and the excess, the splat of the velocities,
+//! the moves), not its solves.
 //!
 //! \[KLTB21\] Kugelstadt, Longva, Thuerey, Bender: Implicit Density Projection for Volume
 //! Conserving Liquids, IEEE TVCG 27(4), 2021.
