@@ -166,7 +166,7 @@ pub struct GridProjectionState {
     /// −∇p per x-face and y-face: of the velocity solve (m/s) and of the drift (m).
     faces_x: Vec<[f32; 2]>,
     faces_y: Vec<[f32; 2]>,
-    /// Per fluid row, the drift step (m) and the velocity change (m/s).
+    /// Per fluid row, the velocity change (m/s) and the drift step (m): the faces' slots.
     moves: Vec<[Vec2; 2]>,
     drift: PoissonSolve,
     velocity: PoissonSolve,
@@ -309,13 +309,13 @@ pub(crate) fn project(
     for_blocks_mut(&mut scratch.moves, CHUNK, max_threads, |first, block| {
         for (k, out) in block.iter_mut().enumerate() {
             let [dv, step] = grid.descents_at(faces, grid.coordinates(start[first + k]));
+            out[0] = dv.clamp_length_max(max_step / dt);
             if densities {
-                out[0] = step.clamp_length_max(max_step);
+                out[1] = step.clamp_length_max(max_step);
             }
-            out[1] = dv.clamp_length_max(max_step / dt);
         }
     });
-    for (i, &[step, dv]) in scratch.moves.iter().enumerate() {
+    for (i, &[dv, step]) in scratch.moves.iter().enumerate() {
         // Pinned or held rows (w = 0) stay; so does any w that is not positive.
         if w[i].is_nan() || w[i] <= 0.0 {
             continue;
