@@ -126,7 +126,6 @@ impl Default for ClothArgs {
     }
 }
 
-/// Parameters of the fluid scene (the PBF demo's dam break).
 /// `--grid`: the fluid's grid projection.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum GridArg {
@@ -138,6 +137,7 @@ pub enum GridArg {
     Multigrid,
 }
 
+/// Parameters of the fluid scene (the PBF demo's dam break).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct FluidArgs {
     /// Fluid particles per row.
