@@ -15,6 +15,7 @@ use bevy_egui::egui;
 use bevy_pbd2d::egui_panel::widgets::field_row;
 use bevy_pbd2d::egui_panel::{PanelSection, PbdPanel, PbdPanelAppExt, PbdRestart};
 use bevy_pbd2d::prelude::*;
+use bevy_pbd2d::render::{BodyFill, ClothMesh};
 
 /// Largest cloth side the panel accepts (the builder allows up to 2000, which is 4 million
 /// particles: far too many to run interactively).
@@ -50,9 +51,18 @@ fn main() {
     common::add_scene(&mut app, spawn_cloth).run();
 }
 
-fn spawn_cloth(mut commands: Commands, scene: Res<ClothScene>) {
-    if let Err(error) = scene.builder.spawn(&mut commands) {
-        error!("cannot build the cloth: {error}");
+fn spawn_cloth(mut commands: Commands, scene: Res<ClothScene>, textures: Res<common::Textures>) {
+    match scene.builder.spawn(&mut commands) {
+        // Woven tartan, once over the cloth.
+        Ok(cloth) => {
+            commands
+                .entity(cloth.root)
+                .insert(ClothMesh::new(BodyFill::Texture {
+                    image: textures.cloth.clone(),
+                    tint: Color::WHITE,
+                }));
+        }
+        Err(error) => error!("cannot build the cloth: {error}"),
     }
 }
 

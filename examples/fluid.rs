@@ -12,6 +12,7 @@ use bevy::prelude::*;
 use bevy_egui::egui;
 use bevy_pbd2d::egui_panel::{PanelSection, PbdPanel, PbdPanelAppExt, PbdRestart};
 use bevy_pbd2d::prelude::*;
+use bevy_pbd2d::render::FluidSurface;
 
 /// Largest block side the panel accepts (the builder allows up to 2000, 4 million particles:
 /// far too many to run interactively).
@@ -40,8 +41,42 @@ fn main() {
 }
 
 fn spawn_fluid(mut commands: Commands, scene: Res<FluidScene>, settings: Res<FluidSettings>) {
-    if let Err(error) = scene.builder.spawn(&mut commands, &settings) {
-        error!("cannot build the dam break: {error}");
+    match scene.builder.spawn(&mut commands, &settings) {
+        Ok(dam) => {
+            commands.entity(dam.root).insert(FluidSurface::default());
+            spawn_walls(&mut commands, &scene.builder, &settings);
+        }
+        Err(error) => error!("cannot build the dam break: {error}"),
+    }
+}
+
+/// The box drawn as four stone slabs whose inner faces are r inside the sample lines, where
+/// the fluid ends (in front of the water, which never reaches them).
+fn spawn_walls(commands: &mut Commands, builder: &DamBreakBuilder, settings: &FluidSettings) {
+    let (lo, hi) = builder.box_bounds(settings);
+    let r = settings.particle_radius;
+    let thick = 6.0 * r;
+    let (inner_lo, inner_hi) = (lo + r, hi - r);
+    let (outer_lo, outer_hi) = (inner_lo - thick, inner_hi + thick);
+    let slabs = [
+        (outer_lo, Vec2::new(outer_hi.x, inner_lo.y)),
+        (Vec2::new(outer_lo.x, inner_hi.y), outer_hi),
+        (
+            Vec2::new(outer_lo.x, inner_lo.y),
+            Vec2::new(inner_lo.x, inner_hi.y),
+        ),
+        (
+            Vec2::new(inner_hi.x, inner_lo.y),
+            Vec2::new(outer_hi.x, inner_hi.y),
+        ),
+    ];
+    for (a, b) in slabs {
+        commands.spawn((
+            common::SceneDecor,
+            Name::new("Wall"),
+            Sprite::from_color(Color::srgb_u8(0x5A, 0x60, 0x6B), b - a),
+            Transform::from_translation((0.5 * (a + b)).extend(1.0)),
+        ));
     }
 }
 

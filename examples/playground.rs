@@ -22,6 +22,7 @@ use bevy_egui::egui;
 use bevy_pbd2d::egui_panel::widgets::field_row;
 use bevy_pbd2d::egui_panel::{PanelSection, PbdPanel, PbdPanelAppExt, PbdRestart};
 use bevy_pbd2d::prelude::*;
+use bevy_pbd2d::render::{BodyFill, ClothMesh, FluidSurface, FluidSurfaceSettings, PbdRender};
 // The particles' position and gravity; avian's are `avian2d::prelude::{Position, Gravity}`.
 use bevy_pbd2d::prelude::{Gravity, Position};
 
@@ -97,7 +98,13 @@ fn main() {
     .insert_resource(Gravity(Vec2::new(0.0, -9.81)))
     .insert_resource(avian2d::prelude::Gravity(Vec2::new(0.0, -9.81)))
     .init_resource::<Playground>()
+    // Light water, so that what floats in it shows through.
+    .insert_resource(FluidSurfaceSettings {
+        opacity: 0.6,
+        ..default()
+    })
     .add_pbd_panel_rows(PanelSection::Scene, scene_rows)
+    .add_systems(Update, outlines_with_the_reference_look)
     .add_systems(
         Update,
         despawn_bodies
@@ -114,10 +121,49 @@ fn main() {
     common::add_scene(&mut app, spawn_scene).run();
 }
 
+/// avian's collider outlines are the reference look: shown with the dots and lines, hidden
+/// with the game look.
+fn outlines_with_the_reference_look(render: Res<PbdRender>, mut store: ResMut<GizmoConfigStore>) {
+    let (config, _) = store.config_mut::<PhysicsGizmos>();
+    if config.enabled == render.enabled {
+        config.enabled = !render.enabled;
+    }
+}
+
+/// A sprite of `size` (m) in `color`.
+fn slab(color: Color, size: Vec2) -> Sprite {
+    Sprite::from_color(color, size)
+}
+
 /// The tank, ramp, seesaw, boxes, ball and cloth.
-fn spawn_scene(mut commands: Commands, settings: Res<FluidSettings>) {
+fn spawn_scene(
+    mut commands: Commands,
+    settings: Res<FluidSettings>,
+    textures: Res<common::Textures>,
+    mut meshes: ResMut<Assets<Mesh>>,
+    mut materials: ResMut<Assets<ColorMaterial>>,
+) {
     let (w, h) = (TANK.x, TANK.y);
     let stone = Color::srgb(0.35, 0.35, 0.4);
+    // The tank's walls and floor, drawn outside its polyline (in front of the water).
+    let wall = 0.12;
+    for (at, size) in [
+        (
+            Vec2::new(-0.5 * (w + wall), 0.5 * h),
+            Vec2::new(wall, h + 2.0 * wall),
+        ),
+        (
+            Vec2::new(0.5 * (w + wall), 0.5 * h),
+            Vec2::new(wall, h + 2.0 * wall),
+        ),
+        (Vec2::new(0.0, -0.5 * wall), Vec2::new(w, wall)),
+    ] {
+        commands.spawn((
+            SceneEntity,
+            slab(stone, size),
+            Transform::from_translation(at.extend(1.0)),
+        ));
+    }
     // The tank: an open polyline, an obstacle for the particles and the bodies alike.
     commands.spawn((
         SceneEntity,
@@ -142,6 +188,7 @@ fn spawn_scene(mut commands: Commands, settings: Res<FluidSettings>) {
         RigidBody::Static,
         Collider::rectangle(2.0, 0.08),
         outline(stone),
+        slab(stone, Vec2::new(2.0, 0.08)),
         Transform::from_xyz(2.4, 2.4, 0.0).with_rotation(Quat::from_rotation_z(0.35)),
     ));
     // A seesaw: a plank hinged on a static wedge.
@@ -157,6 +204,12 @@ fn spawn_scene(mut commands: Commands, settings: Res<FluidSettings>) {
                 Vec2::new(0.0, 0.0),
             ),
             outline(stone),
+            Mesh2d(meshes.add(Triangle2d::new(
+                Vec2::new(-0.25, -0.6),
+                Vec2::new(0.25, -0.6),
+                Vec2::new(0.0, 0.0),
+            ))),
+            MeshMaterial2d(materials.add(stone)),
             Transform::from_translation(pivot.extend(0.0)),
         ))
         .id();
@@ -168,6 +221,7 @@ fn spawn_scene(mut commands: Commands, settings: Res<FluidSettings>) {
             Collider::rectangle(2.4, 0.08),
             ColliderDensity(600.0),
             outline(Color::srgb(0.55, 0.3, 0.1)),
+            slab(Color::srgb(0.55, 0.3, 0.1), Vec2::new(2.4, 0.08)),
             Transform::from_xyz(pivot.x, pivot.y + 0.05, 0.0),
         ))
         .id();
@@ -192,7 +246,14 @@ fn spawn_scene(mut commands: Commands, settings: Res<FluidSettings>) {
             Collider::rectangle(size.x, size.y),
             ColliderDensity(density),
             outline(Color::srgb(shade, 0.5 * shade, 0.1)),
-            Transform::from_translation(at.extend(0.0)),
+            // Wood, behind the water (z −0.5) so that it shows submerged.
+            Sprite {
+                image: textures.wood.clone(),
+                custom_size: Some(size),
+                color: Color::srgb(1.4 * shade, 1.4 * shade, 1.4 * shade),
+                ..default()
+            },
+            Transform::from_translation(at.extend(-0.5)),
         ));
     }
     // A ball, and a strip of cloth dropped onto it that hangs over it.
@@ -203,6 +264,8 @@ fn spawn_scene(mut commands: Commands, settings: Res<FluidSettings>) {
         RigidBody::Static,
         Collider::circle(0.3),
         outline(stone),
+        Mesh2d(meshes.add(Circle::new(0.3))),
+        MeshMaterial2d(materials.add(stone)),
         Transform::from_translation(ball.extend(0.0)),
     ));
     let cloth = ClothBuilder {
@@ -216,6 +279,12 @@ fn spawn_scene(mut commands: Commands, settings: Res<FluidSettings>) {
     match cloth.spawn(&mut commands) {
         // The builder pins two corners; this strip is free.
         Ok(strip) => {
+            commands
+                .entity(strip.root)
+                .insert(ClothMesh::new(BodyFill::Texture {
+                    image: textures.cloth.clone(),
+                    tint: Color::WHITE,
+                }));
             if let Ok(w) = InverseMass::from_mass(cloth.mass) {
                 for k in cloth.fixed.indices(cloth.width, cloth.height) {
                     commands.entity(strip.particles[k as usize]).insert(w);
@@ -226,7 +295,13 @@ fn spawn_scene(mut commands: Commands, settings: Res<FluidSettings>) {
     }
     // The water's body: a pool at the start, and the spout adds its particles.
     let water = commands
-        .spawn((SceneEntity, Water, ParticleBody, Name::new("Water")))
+        .spawn((
+            SceneEntity,
+            Water,
+            ParticleBody,
+            FluidSurface::default(),
+            Name::new("Water"),
+        ))
         .id();
     let d = 2.0 * settings.particle_radius;
     if let Ok(w) = InverseMass::from_mass(settings.particle_mass()) {

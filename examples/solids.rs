@@ -10,6 +10,7 @@ mod common;
 
 use bevy::prelude::*;
 use bevy_pbd2d::prelude::*;
+use bevy_pbd2d::render::{BlobMesh, BodyFill, ClothMesh, RopeMesh};
 
 fn main() {
     let mut app = common::demo_app(&common::Demo {
@@ -30,11 +31,26 @@ fn main() {
     common::add_scene(&mut app, spawn_scene).run();
 }
 
+/// A texture fill, as it is.
+fn texture(image: &Handle<Image>) -> BodyFill {
+    BodyFill::Texture {
+        image: image.clone(),
+        tint: Color::WHITE,
+    }
+}
+
 /// The ground, the bridge and what falls on it, the chain and the cloth.
-fn spawn_scene(mut commands: Commands) {
+fn spawn_scene(
+    mut commands: Commands,
+    textures: Res<common::Textures>,
+    mut meshes: ResMut<Assets<Mesh>>,
+    mut materials: ResMut<Assets<ColorMaterial>>,
+) {
     commands.spawn((
+        common::SceneDecor,
         Name::new("Ground"),
         ParticleCollider(ColliderShape::Rectangle(Rectangle::new(16.0, 0.4))),
+        Sprite::from_color(Color::srgb_u8(0x6B, 0x5A, 0x45), Vec2::new(16.0, 0.4)),
         Transform::from_xyz(0.0, -0.2, 0.0),
     ));
     let contacts = SolidContacts {
@@ -88,14 +104,42 @@ fn spawn_scene(mut commands: Commands) {
         cloth.spawn(&mut commands),
     );
     match spawned {
-        (Ok(bridge), Ok(chain), Ok(_), Ok(_), Ok(_)) => {
-            commands.entity(bridge.root).insert(contacts);
-            commands.entity(chain.root).insert(contacts);
-            // 5 kg at the chain's end, 200 times a link's mass.
+        (Ok(bridge), Ok(chain), Ok(ball), Ok(block), Ok(cloth)) => {
+            // Hemp for the bridge (a tile twice as long as wide), steel links for the chain
+            // (one link face on and one edge on per tile, two segments long), jelly, wood and
+            // tartan.
+            commands.entity(bridge.root).insert((
+                contacts,
+                RopeMesh {
+                    tile_length: Some(0.2),
+                    ..RopeMesh::new(texture(&textures.rope))
+                },
+            ));
+            commands.entity(chain.root).insert((
+                contacts,
+                RopeMesh {
+                    width: Some(0.07),
+                    tile_length: Some(0.1),
+                    ..RopeMesh::new(texture(&textures.chain))
+                },
+            ));
+            commands
+                .entity(ball.root)
+                .insert(BlobMesh::new(texture(&textures.jelly)));
+            commands
+                .entity(block.root)
+                .insert(BlobMesh::new(texture(&textures.wood)));
+            commands
+                .entity(cloth.root)
+                .insert(ClothMesh::new(texture(&textures.cloth)));
+            // 5 kg at the chain's end, 200 times a link's mass: an iron ball.
             if let Some(&weight) = chain.particles.last() {
                 commands.entity(weight).insert((
                     InverseMass(0.2),
                     ParticleRadius::new(0.12).unwrap_or_default(),
+                    Mesh2d(meshes.add(Circle::new(0.12))),
+                    MeshMaterial2d(materials.add(Color::srgb_u8(0x3A, 0x3D, 0x44))),
+                    Transform::from_xyz(0.5, 3.5, 0.5),
                 ));
             }
         }

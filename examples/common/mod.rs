@@ -1,12 +1,15 @@
-//! What the cloth and fluid demos share, written once: the window and plugins, the pan/zoom
-//! camera with zoom toward the cursor, the egui panel and scene restarts, the optional world
-//! inspector (F1, [`inspector`]), and the `PBD2D_EXIT_AFTER_FRAMES` / `PBD2D_SCREENSHOT`
-//! environment variables (`PBD2D_INSPECTOR=1` opens the inspector at start).
+//! What the demos share, written once: the window and plugins, the pan/zoom camera with zoom
+//! toward the cursor, the egui panel and scene restarts, the optional world inspector (F1,
+//! [`inspector`]), the textures ([`textures`]), and the `PBD2D_EXIT_AFTER_FRAMES` /
+//! `PBD2D_SCREENSHOT` environment variables (`PBD2D_INSPECTOR=1` opens the inspector at start,
+//! `PBD2D_LOOK=reference` starts with the reference pages' dots and lines instead of the game
+//! look).
 //!
 //! Controls: drag a particle with the left mouse button; drag empty space to pan; the mouse
 //! wheel (or `+` / `-`) zooms toward the cursor; W A S D pan; F1 toggles the world inspector.
 
 mod inspector;
+mod textures;
 
 use std::path::PathBuf;
 
@@ -21,9 +24,15 @@ use bevy::window::{PrimaryWindow, WindowResolution};
 use bevy_egui::EguiPlugin;
 use bevy_egui::egui;
 use bevy_egui::input::EguiWantsInput;
+use bevy_pbd2d::debug_render::PbdDebugRender;
 use bevy_pbd2d::egui_panel::widgets::field_row;
 use bevy_pbd2d::egui_panel::{PbdPanel, PbdPanelPlugin, PbdRestart, mean_step_time};
+use bevy_pbd2d::fluid::FluidSettings;
 use bevy_pbd2d::prelude::*;
+use bevy_pbd2d::render::PbdRender;
+use bevy_pbd2d::render::fluid::FluidSplats;
+
+pub use textures::Textures;
 
 /// How a demo starts.
 pub struct Demo {
@@ -73,6 +82,7 @@ pub fn demo_app(demo: &Demo) -> App {
             centre: demo.view_centre,
         })
         .insert_resource(exit)
+        .init_resource::<Textures>()
         .add_systems(Startup, spawn_camera)
         .add_systems(
             PreUpdate,
@@ -82,17 +92,28 @@ pub fn demo_app(demo: &Demo) -> App {
             PostUpdate,
             zoom_to_cursor.before(TransformSystems::Propagate),
         )
-        .add_systems(Last, exit_after_frames);
+        .add_systems(Last, (report_water_area, exit_after_frames).chain());
     let world = app.world_mut();
     set_time_step(&mut world.resource_mut::<Time<Fixed>>(), demo.time_step)
         .expect("the demo's time step is valid");
     world.resource_mut::<PbdPanel>().title = demo.panel_title.into();
+    // The game look (meshes, the fluid surface), or the reference pages' dots and lines.
+    let reference = std::env::var("PBD2D_LOOK").is_ok_and(|look| look == "reference");
+    world.resource_mut::<PbdRender>().enabled = !reference;
+    world.resource_mut::<PbdDebugRender>().enabled = reference;
     app
 }
 
-/// Despawns every body: its root, and with it its particles, constraints and boundary samples
-/// (the first half of a restart).
-pub fn despawn_scene(mut commands: Commands, bodies: Query<Entity, With<ParticleBody>>) {
+/// What a scene draws besides its bodies (walls, ground): despawned with them on restart.
+#[derive(Component, Debug, Default)]
+pub struct SceneDecor;
+
+/// What a restart despawns: bodies and decor.
+type InScene = Or<(With<ParticleBody>, With<SceneDecor>)>;
+
+/// Despawns every body (its root, and with it its particles, constraints and boundary
+/// samples) and the scene's decor: the first half of a restart.
+pub fn despawn_scene(mut commands: Commands, bodies: Query<Entity, InScene>) {
     for body in &bodies {
         commands.entity(body).despawn();
     }
@@ -241,6 +262,44 @@ impl ExitAfter {
             frame: 0,
         }
     }
+}
+
+/// On the last frame of a smoke run: the area (physical pixels) the fluid particles in view
+/// cover at rest, (2r)² each, counting those whose centres are in the window and not under
+/// the panel, when the fluid surface draws them. The smoke test compares it with the water in
+/// the screenshot.
+fn report_water_area(
+    state: Res<ExitAfter>,
+    splats: Option<Res<FluidSplats>>,
+    settings: Option<Res<FluidSettings>>,
+    panel: Res<PbdPanel>,
+    cameras: Query<(&Camera, &GlobalTransform)>,
+    fluid: Query<&Position, With<FluidParticle>>,
+) {
+    if state.frames != Some(state.frame + 1) || splats.is_none_or(|s| s.drawn() == 0) {
+        return;
+    }
+    let r = settings.map_or(FluidSettings::default().particle_radius, |s| {
+        s.particle_radius
+    });
+    let Some((camera, at)) = cameras.iter().find(|(c, _)| c.is_active && c.order == 0) else {
+        return;
+    };
+    let (Some(viewport), Ok(origin), Ok(metre)) = (
+        camera.logical_viewport_rect(),
+        camera.world_to_viewport(at, Vec3::ZERO),
+        camera.world_to_viewport(at, Vec3::X),
+    ) else {
+        return;
+    };
+    let physical = camera.target_scaling_factor().unwrap_or(1.0) * origin.distance(metre);
+    let visible = fluid
+        .iter()
+        .filter_map(|p| camera.world_to_viewport(at, p.0.extend(0.0)).ok())
+        .filter(|s| viewport.contains(*s) && !panel.window_rect.is_some_and(|w| w.contains(*s)))
+        .count();
+    let area = visible as f32 * (2.0 * r * physical).powi(2);
+    info!("bevy_pbd2d: water_area_px={area:.0} (the fluid particles in view, (2r)² each)");
 }
 
 fn exit_after_frames(

@@ -117,6 +117,18 @@ pub fn non_negative(name: &'static str, value: f32) -> Result<f32, PbdError> {
     }
 }
 
+/// `Ok(value)` when finite, else [`PbdError::NotFinite`].
+pub fn finite(name: &'static str, value: f32) -> Result<f32, PbdError> {
+    if value.is_finite() {
+        Ok(value)
+    } else {
+        Err(PbdError::NotFinite {
+            name,
+            value: value as f64,
+        })
+    }
+}
+
 /// `Ok(value)` when `value ≤ max`, else [`PbdError::TooLarge`] (check finiteness first).
 pub fn at_most(name: &'static str, value: f32, max: f32) -> Result<f32, PbdError> {
     if value <= max {

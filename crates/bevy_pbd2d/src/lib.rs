@@ -208,6 +208,8 @@ pub mod debug_render;
 pub mod egui_panel;
 #[cfg(feature = "picking")]
 pub mod picking;
+#[cfg(feature = "render")]
+pub mod render;
 
 pub use parallel::{MAX_HELPER_LINGER, SolverThreads};
 pub use plugins::PbdPlugins;

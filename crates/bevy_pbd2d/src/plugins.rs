@@ -57,6 +57,8 @@ impl PluginGroup for PbdPlugins {
         let group = group.add(crate::picking::PbdPickingPlugin);
         #[cfg(feature = "debug_render")]
         let group = group.add(crate::debug_render::PbdDebugRenderPlugin);
+        #[cfg(feature = "render")]
+        let group = group.add(crate::render::PbdRenderPlugin::default());
         group
     }
 }

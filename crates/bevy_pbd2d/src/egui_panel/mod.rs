@@ -35,6 +35,8 @@ use bevy::ecs::system::SystemId;
 use bevy::prelude::*;
 use bevy_egui::{EguiContext, EguiPrimaryContextPass, PrimaryEguiContext, egui};
 
+#[cfg(feature = "render")]
+mod look;
 pub mod widgets;
 
 use widgets::{field_row, label_row};
@@ -60,6 +62,8 @@ impl Plugin for PbdPanelPlugin {
             stats: app.register_system(stats_rows),
             settings: app.register_system(settings_rows),
             buttons: app.register_system(button_row),
+            #[cfg(feature = "render")]
+            look: app.register_system(look::look_rows),
         };
         app.insert_resource(builtin)
             .add_systems(Update, reset_on_restart)
@@ -108,6 +112,9 @@ pub struct PbdPanel {
     pub max_gravity: f32,
     /// Number of recent steps averaged for "Time per sim. step". Default 50 (as the demos).
     pub step_time_window: usize,
+    /// Where the panel's window was in the last frame (logical pixels), `None` while hidden:
+    /// for apps that keep things from under it. Written by the panel.
+    pub window_rect: Option<Rect>,
     #[reflect(ignore)]
     rows: Vec<(PanelSection, PanelRows)>,
 }
@@ -123,6 +130,7 @@ impl Default for PbdPanel {
             max_time_step: 0.1,
             max_gravity: 1000.0,
             step_time_window: 50,
+            window_rect: None,
             rows: Vec::new(),
         }
     }
@@ -168,6 +176,9 @@ struct BuiltinRows {
     stats: PanelRows,
     settings: PanelRows,
     buttons: PanelRows,
+    /// The render feature's look switch and fluid surface settings.
+    #[cfg(feature = "render")]
+    look: PanelRows,
 }
 
 /// Runs one row system; logs (once per system) when it fails.
@@ -186,6 +197,9 @@ fn show_panel(
         return;
     };
     if !panel.visible {
+        if let Some(mut panel) = world.get_resource_mut::<PbdPanel>() {
+            panel.window_rect = None;
+        }
         return;
     }
     let title = panel.title.clone();
@@ -197,7 +211,7 @@ fn show_panel(
         return;
     };
     let ctx = context.get_mut().clone();
-    egui::Window::new(title)
+    let shown = egui::Window::new(title)
         .id(egui::Id::new("bevy_pbd2d_panel"))
         .default_pos([8.0, 8.0])
         .resizable(false)
@@ -215,9 +229,29 @@ fn show_panel(
                         run_rows(world, id, ui);
                     }
                 });
+            #[cfg(feature = "render")]
+            if world.contains_resource::<crate::render::PbdRender>() {
+                egui::CollapsingHeader::new("Look")
+                    .default_open(false)
+                    .show(ui, |ui| {
+                        egui::Grid::new("bevy_pbd2d_look_grid")
+                            .num_columns(2)
+                            .spacing([12.0, 4.0])
+                            .show(ui, |ui| run_rows(world, builtin.look, ui));
+                    });
+            }
             ui.add_space(4.0);
             run_rows(world, builtin.buttons, ui);
         });
+    let rect = shown.map(|window| {
+        let r = window.response.rect;
+        Rect::new(r.min.x, r.min.y, r.max.x, r.max.y)
+    });
+    if let Some(mut panel) = world.get_resource_mut::<PbdPanel>()
+        && panel.window_rect != rect
+    {
+        panel.window_rect = rect;
+    }
 }
 
 /// Mean wall time (ms) of the last `window` steps, from the [`STEP_TIME`] diagnostic history
