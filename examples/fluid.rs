@@ -3,7 +3,7 @@
 //!
 //! `cargo run --example fluid`. Drag particles with the left mouse button, pan by dragging
 //! empty space, zoom with the wheel; the panel edits the settings live. Width and height
-//! restart the scene.
+//! restart the scene (`PBD2D_FLUID_BLOCK=100x100` starts with 10 000 particles).
 
 #[path = "common/mod.rs"]
 mod common;
@@ -19,9 +19,33 @@ use bevy_pbd2d::render::FluidSurface;
 const MAX_SIDE: u32 = 200;
 
 /// The dam break the scene is (re)built from.
-#[derive(Resource, Default)]
+#[derive(Resource)]
 struct FluidScene {
     builder: DamBreakBuilder,
+}
+
+impl Default for FluidScene {
+    /// The reference 30 × 30, or `PBD2D_FLUID_BLOCK=WxH` (e.g. `100x100`, 10 000 particles).
+    fn default() -> Self {
+        let mut builder = DamBreakBuilder::default();
+        if let Ok(block) = std::env::var("PBD2D_FLUID_BLOCK") {
+            let size = block
+                .split_once('x')
+                .and_then(|(w, h)| Some((w.trim().parse().ok()?, h.trim().parse().ok()?)));
+            match size {
+                Some((width, height))
+                    if (1..=MAX_SIDE).contains(&width) && (1..=MAX_SIDE).contains(&height) =>
+                {
+                    builder.width = width;
+                    builder.height = height;
+                }
+                _ => panic!(
+                    "PBD2D_FLUID_BLOCK must be WxH with sides 1 ..= {MAX_SIDE}, got {block:?}"
+                ),
+            }
+        }
+        Self { builder }
+    }
 }
 
 fn main() {

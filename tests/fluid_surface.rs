@@ -16,7 +16,7 @@ use bevy::render::view::screenshot::{Screenshot, ScreenshotCaptured};
 use bevy::window::ExitCondition;
 use bevy::winit::WinitPlugin;
 use bevy_pbd2d::prelude::*;
-use bevy_pbd2d::render::{FluidSurface, FluidSurfaceSettings};
+use bevy_pbd2d::render::{FluidSurface, FluidSurfaceSettings, PbdRender};
 
 /// The image's size (pixels) and scale (pixels per metre).
 const WIDTH: u32 = 320;
@@ -49,8 +49,9 @@ fn world(x: u32, y: u32) -> Vec2 {
     )
 }
 
-/// Renders the configuration and returns the image's pixels (sRGB, row-major).
-fn render(positions: &[Vec2]) -> Vec<[u8; 3]> {
+/// An app drawing `positions` (a paused simulation, no gizmos) into an off-screen image with
+/// the fluid surface following its camera; returns the app and the image.
+fn scene(positions: &[Vec2]) -> (App, Handle<Image>) {
     let mut app = App::new();
     app.add_plugins(
         DefaultPlugins
@@ -106,17 +107,22 @@ fn render(positions: &[Vec2]) -> Vec<[u8; 3]> {
     }
     app.finish();
     app.cleanup();
-    let captured: Arc<Mutex<Option<Image>>> = Arc::default();
-    // Frames to let the passes' entities and pipelines come up before the capture.
+    (app, target)
+}
+
+/// Runs a few frames (the passes' entities and pipelines come up), captures `target` and
+/// returns its pixels (sRGB, row-major).
+fn capture(app: &mut App, target: &Handle<Image>) -> Vec<[u8; 3]> {
     for _ in 0..5 {
         app.update();
     }
+    let captured: Arc<Mutex<Option<Image>>> = Arc::default();
     let slot = captured.clone();
-    app.world_mut().spawn(Screenshot::image(target)).observe(
-        move |event: On<ScreenshotCaptured>| {
+    app.world_mut()
+        .spawn(Screenshot::image(target.clone()))
+        .observe(move |event: On<ScreenshotCaptured>| {
             *slot.lock().unwrap() = Some(event.image.clone());
-        },
-    );
+        });
     for _ in 0..100 {
         app.update();
         if captured.lock().unwrap().is_some() {
@@ -144,6 +150,12 @@ fn render(positions: &[Vec2]) -> Vec<[u8; 3]> {
     }
     let data = image.data.expect("pixels");
     data.chunks_exact(4).map(|p| [p[0], p[1], p[2]]).collect()
+}
+
+/// Renders the configuration and returns the image's pixels (sRGB, row-major).
+fn render(positions: &[Vec2]) -> Vec<[u8; 3]> {
+    let (mut app, target) = scene(positions);
+    capture(&mut app, &target)
 }
 
 fn is_water(pixel: [u8; 3]) -> bool {
@@ -213,4 +225,36 @@ fn the_fluid_surface_covers_the_particles_and_nothing_beyond_2r() {
         (area / particles_area - 1.0).abs() < 0.2,
         "water {area} m², particles {particles_area} m²"
     );
+}
+
+#[test]
+fn the_surface_hides_with_the_switch_and_comes_back_after_its_entities_are_despawned() {
+    let r = FluidSettings::default().particle_radius;
+    let positions = particles(r);
+    let (mut app, target) = scene(&positions);
+    let water = |pixels: &[[u8; 3]]| pixels.iter().filter(|&&p| is_water(p)).count();
+    let shown = water(&capture(&mut app, &target));
+    assert!(shown > 1000, "{shown} water pixels");
+    // The render switch off (the panel's reference look): no water.
+    app.world_mut().resource_mut::<PbdRender>().enabled = false;
+    assert_eq!(water(&capture(&mut app, &target)), 0);
+    app.world_mut().resource_mut::<PbdRender>().enabled = true;
+    assert_eq!(water(&capture(&mut app, &target)), shown);
+    // A game despawning everything it did not spawn itself: the passes come back.
+    let world = app.world_mut();
+    let mut named = world.query::<(Entity, &Name)>();
+    let passes: Vec<Entity> = named
+        .iter(world)
+        .filter(|(_, name)| name.as_str().starts_with("Fluid surface"))
+        .map(|(e, _)| e)
+        .collect();
+    assert_eq!(
+        passes.len(),
+        3,
+        "the splat camera, the splats and the surface"
+    );
+    for entity in passes {
+        world.despawn(entity);
+    }
+    assert_eq!(water(&capture(&mut app, &target)), shown);
 }

@@ -14,7 +14,7 @@ mod textures;
 use std::path::PathBuf;
 
 use bevy::camera_controller::pan_camera::{PanCamera, PanCameraPlugin};
-use bevy::diagnostic::DiagnosticsStore;
+use bevy::diagnostic::{DiagnosticsStore, FrameTimeDiagnosticsPlugin};
 use bevy::ecs::system::ScheduleSystem;
 use bevy::input::InputSystems;
 use bevy::input::mouse::{AccumulatedMouseScroll, MouseScrollUnit};
@@ -72,6 +72,7 @@ pub fn demo_app(demo: &Demo) -> App {
         }))
         .add_plugins((
             EguiPlugin::default(),
+            FrameTimeDiagnosticsPlugin::default(),
             PanCameraPlugin,
             PbdPlugins::default(),
             PbdPanelPlugin,
@@ -314,15 +315,21 @@ fn exit_after_frames(
     };
     state.frame += 1;
     if state.frame == frames {
+        let frame_time = store
+            .as_deref()
+            .and_then(|s| s.get(&FrameTimeDiagnosticsPlugin::FRAME_TIME))
+            .and_then(|d| d.average());
         info!(
             "bevy_pbd2d: frame {frames}: {} steps, simulated {:.2} s, {} particles, {} constraints, \
-             time per sim. step {:.3} ms (mean of the last 50 steps), last step {:.3} ms",
+             time per sim. step {:.3} ms (mean of the last 50 steps), last step {:.3} ms, \
+             frame time {:.1} ms (mean of the last 120 frames)",
             stats.steps,
             stats.sim_time,
             stats.particles,
             stats.constraints,
             mean_step_time(store.as_deref(), 50, stats.step_time_ms),
             stats.step_time_ms,
+            frame_time.unwrap_or(f64::NAN),
         );
         let Some(path) = state.screenshot.clone() else {
             exit.write(AppExit::Success);

@@ -68,6 +68,7 @@
 //! | [`ScenesPlugin`](scenes::ScenesPlugin) | registers the builders' components |
 //! | `PbdPickingPlugin` (feature `picking`) | a `bevy_picking` backend for particles, drag with the mouse |
 //! | `PbdDebugRenderPlugin` (feature `debug_render`) | particles, constraints and axes drawn with gizmos |
+//! | `PbdRenderPlugin` (feature `render`) | the game look: cloth, rope and blob meshes, the fluid surface (module `render`) |
 //!
 //! `PbdPanelPlugin` (feature `egui`) is a settings and statistics panel, added on its own
 //! (it needs `bevy_egui`'s `EguiPlugin`). Leave out what a game does not use:
@@ -89,7 +90,8 @@
 //! | feature | adds |
 //! |---|---|
 //! | `picking` | `PbdPickingPlugin`: hits particles with `bevy_picking`, drags them |
-//! | `debug_render` | `PbdDebugRenderPlugin`: gizmo drawing |
+//! | `debug_render` | `PbdDebugRenderPlugin`: gizmo drawing, the reference demos' dots and lines |
+//! | `render` | `PbdRenderPlugin`: textured cloth, rope and blob meshes and a shaded fluid surface in Bevy's 2D pipeline (`ClothMesh`, `RopeMesh`, `BlobMesh`, `FluidSurface` on a body's root) |
 //! | `egui` | `PbdPanelPlugin`: the demos' panel for games |
 //! | `avian` | `AvianCouplingPlugin` (in [`PbdPlugins`]): avian2d colliders as obstacles, particle impulses on dynamic bodies (module `avian`) |
 //!
@@ -150,6 +152,10 @@
 //!   solved as one chain ([`constraints::chains`]), bending with
 //!   [`AngleConstraint`](constraints::AngleConstraint)s. Stiffer cloth and ropes: more
 //!   [`SolverSettings::substeps`](dynamics::SolverSettings::substeps) rather than iterations.
+//! - *How do I make it look like a game?* Feature `render`: insert `ClothMesh`, `RopeMesh`,
+//!   `BlobMesh` or `FluidSurface` on a body's root (module `render`), with a colour, a texture
+//!   or your own `Material2d`. The debug gizmos (`PbdDebugRender::enabled`) can stay on beside
+//!   it or be switched off.
 //! - *Why does fluid not interact with cloth?* Not yet: fluid particles meet boundary samples
 //!   and each other only.
 //!

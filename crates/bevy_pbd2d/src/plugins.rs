@@ -17,8 +17,9 @@ use crate::solid_contacts::SolidContactsPlugin;
 
 /// All of bevy_pbd2d's plugins, in this order (the crate docs have a table of them):
 /// [`PbdSchedulePlugin`], [`ParticlePlugin`], [`IntegratorPlugin`], [`ConstraintsPlugin`],
-/// [`FluidPlugin`], [`ColliderPlugin`], [`SolidContactsPlugin`], [`ShapeMatchingPlugin`], [`BodyPlugin`], [`ScenesPlugin`], and with the `picking` and `debug_render` features the picking backend
-/// (`PbdPickingPlugin`) and gizmo drawing (`PbdDebugRenderPlugin`).
+/// [`FluidPlugin`], [`ColliderPlugin`], [`SolidContactsPlugin`], [`ShapeMatchingPlugin`], [`BodyPlugin`], [`ScenesPlugin`], and with the `picking`, `debug_render` and `render` features the picking backend
+/// (`PbdPickingPlugin`), gizmo drawing (`PbdDebugRenderPlugin`) and the game look
+/// (`PbdRenderPlugin`).
 ///
 /// The simulation steps once per run of `FixedUpdate` (Δt = `Time<Fixed>::timestep()`), or of
 /// the schedule given to [`PbdPlugins::new`]. Leave out what a game does not need, e.g. a

@@ -11,6 +11,7 @@
 //! cargo run --release -p bevy_pbd2d_bench -- cloth --steps 500 --threads 2
 //! cargo run --release -p bevy_pbd2d_bench -- fluid --width 100 --height 100 --steps 100 --compare-seed
 //! cargo run --release -p bevy_pbd2d_bench -- soak --steps 100000 --every 10000
+//! cargo run --release -p bevy_pbd2d_bench -- render --frames 60 --threads 2
 //! ```
 //!
 //! Exit status: 0 success, 1 the run (or the seed script) failed, 2 bad arguments.
@@ -19,6 +20,7 @@
 
 mod args;
 mod measure;
+mod render;
 mod report;
 mod scene;
 mod seed;
@@ -30,8 +32,10 @@ use std::process::ExitCode;
 use args::{Command, Scene, USAGE};
 
 fn main() -> ExitCode {
-    if std::env::args().nth(1).as_deref() == Some("soak") {
-        return soak_main(std::env::args().skip(2));
+    match std::env::args().nth(1).as_deref() {
+        Some("soak") => return soak_main(std::env::args().skip(2)),
+        Some("render") => return render_main(std::env::args().skip(2)),
+        _ => {}
     }
     let args = match args::parse(std::env::args().skip(1)) {
         Ok(Command::Run(args)) => args,
@@ -120,27 +124,58 @@ fn run_once(args: &args::Args) -> Result<(f64, Option<f64>), ExitCode> {
     }
 }
 
-/// `soak [--steps N] [--every N] [--threads N]`: [`soak`]'s long run, one JSON line per window
-/// of `--every` steps (defaults: 100 000 steps, windows of 10 000, 1 thread).
-fn soak_main(args: impl Iterator<Item = String>) -> ExitCode {
-    let (mut steps, mut every, mut threads) = (100_000u64, 10_000u64, 1usize);
+/// The `--name N` pairs of a subcommand (N > 0) into `values`, in the order of `names`.
+fn counts(
+    args: impl Iterator<Item = String>,
+    names: &[&str],
+    values: &mut [u64],
+) -> Result<(), String> {
     let args: Vec<String> = args.collect();
     for pair in args.chunks(2) {
         let value = pair
             .get(1)
             .and_then(|v| v.parse::<u64>().ok())
             .filter(|&v| v > 0);
-        match (pair[0].as_str(), value) {
-            ("--steps", Some(v)) => steps = v,
-            ("--every", Some(v)) => every = v,
-            ("--threads", Some(v)) => threads = v as usize,
-            _ => {
-                eprintln!("error: soak takes --steps N, --every N, --threads N (N > 0)");
-                return ExitCode::from(2);
-            }
+        match (names.iter().position(|n| *n == pair[0]), value) {
+            (Some(k), Some(v)) => values[k] = v,
+            _ => return Err(format!("takes {} (each N > 0)", names.join(" N, ") + " N")),
         }
     }
-    let mut app = soak::soak_app(threads);
+    Ok(())
+}
+
+/// `render [--frames N] [--threads N]`: [`render`]'s CPU time of the render update per frame,
+/// one JSON line per scene (defaults: 60 frames, 1 thread).
+fn render_main(args: impl Iterator<Item = String>) -> ExitCode {
+    let mut values = [60, 1];
+    if let Err(e) = counts(args, &["--frames", "--threads"], &mut values) {
+        eprintln!("error: render {e}");
+        return ExitCode::from(2);
+    }
+    match render::run(values[0] as usize, values[1] as usize) {
+        Ok(lines) => {
+            for line in lines {
+                println!("{line}");
+            }
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// `soak [--steps N] [--every N] [--threads N]`: [`soak`]'s long run, one JSON line per window
+/// of `--every` steps (defaults: 100 000 steps, windows of 10 000, 1 thread).
+fn soak_main(args: impl Iterator<Item = String>) -> ExitCode {
+    let mut values = [100_000, 10_000, 1];
+    if let Err(e) = counts(args, &["--steps", "--every", "--threads"], &mut values) {
+        eprintln!("error: soak {e}");
+        return ExitCode::from(2);
+    }
+    let [steps, every, threads] = values;
+    let mut app = soak::soak_app(threads as usize);
     soak::run(&mut app, steps, every, |w| println!("{}", soak::line(w)));
     ExitCode::SUCCESS
 }

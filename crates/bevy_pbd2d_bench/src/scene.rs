@@ -71,12 +71,24 @@ pub fn build_app(args: &Args) -> Result<App, PbdError> {
 /// # Errors
 /// [`PbdError`] when `set_time_step` refuses `dt`.
 pub fn headless_app(threads: usize, dt: f32) -> Result<App, PbdError> {
+    headless_app_with(threads, dt, PbdPlugins::default())
+}
+
+/// [`headless_app`] with `plugins` instead of `PbdPlugins` (which they must include).
+///
+/// # Errors
+/// [`PbdError`] when `set_time_step` refuses `dt`.
+pub fn headless_app_with<M>(
+    threads: usize,
+    dt: f32,
+    plugins: impl bevy::app::Plugins<M>,
+) -> Result<App, PbdError> {
     let mut app = App::new();
     app.add_plugins((
         MinimalPlugins.set(TaskPoolPlugin {
             task_pool_options: task_pool_options(threads),
         }),
-        PbdPlugins::default(),
+        plugins,
     ));
 
     let world = app.world_mut();

@@ -254,6 +254,19 @@ pub(crate) fn follow_camera(
         });
         return;
     };
+    // Something despawned the passes' entities (a game clearing its world): start again.
+    if !splat_cameras.contains(view.camera)
+        || !quads.contains(view.quad)
+        || !layers.contains(view.splats)
+    {
+        for entity in [view.camera, view.quad, view.splats] {
+            if let Ok(mut gone) = commands.get_entity(entity) {
+                gone.try_despawn();
+            }
+        }
+        commands.remove_resource::<SurfaceView>();
+        return;
+    }
     let drawing = render.enabled && splats.drawn() > 0 && camera.is_some();
     // The off-screen image: the followed viewport's size.
     if let Some(size) = size
