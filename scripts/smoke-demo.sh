@@ -23,6 +23,12 @@ awk -v s="$stddev" -v c="$colours" 'BEGIN { exit !(s > 0.02 && c > 16) }' || { e
 # The water: blue pixels (HSL hue 180°–259°, saturation above 0.25; the demos draw nothing
 # else blue) against the particles' area at rest.
 expected=$(grep -o "water_area_px=[0-9]*" "$log" | tail -n 1 | cut -d= -f2 || true)
+case "$demo" in
+  fluid|playground)
+    if [ -z "$expected" ] && [ "${PBD2D_LOOK:-game}" != reference ]; then
+      echo "smoke $demo: no water_area_px line: the fluid surface drew no particles"; exit 1
+    fi ;;
+esac
 if [ -n "$expected" ]; then
   water=$(convert "$out" -colorspace HSL -fx "(u.r>0.5&&u.r<0.72&&u.g>0.25)?1:0" -format "%[fx:round(mean*w*h)]" info:)
   echo "smoke $demo: water $water px, particles at rest $expected px"

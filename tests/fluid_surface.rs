@@ -16,7 +16,7 @@ use bevy::render::view::screenshot::{Screenshot, ScreenshotCaptured};
 use bevy::window::ExitCondition;
 use bevy::winit::WinitPlugin;
 use bevy_pbd2d::prelude::*;
-use bevy_pbd2d::render::{FluidSurface, FluidSurfaceSettings, PbdRender};
+use bevy_pbd2d::render::{FluidSurface, FluidSurfaceSettings, ParticleColor, PbdRender};
 
 /// The image's size (pixels) and scale (pixels per metre).
 const WIDTH: u32 = 320;
@@ -257,4 +257,66 @@ fn the_surface_hides_with_the_switch_and_comes_back_after_its_entities_are_despa
         world.despawn(entity);
     }
     assert_eq!(water(&capture(&mut app, &target)), shown);
+}
+
+#[test]
+fn each_particle_has_its_colour_and_a_resized_field_follows_the_particles() {
+    let r = FluidSettings::default().particle_radius;
+    let positions = particles(r);
+    let (mut app, target) = scene(&positions);
+    let pixel_of = |p: Vec2| {
+        let x = (p.x * PIXELS_PER_METRE + 0.5 * WIDTH as f32).floor() as u32;
+        let y = (0.5 * HEIGHT as f32 - p.y * PIXELS_PER_METRE).floor() as u32;
+        (y * WIDTH + x) as usize
+    };
+    // The block's left half red, by ParticleColor; the rest keeps its body's blue.
+    let world = app.world_mut();
+    let mut fluid = world.query_filtered::<(Entity, &Position), With<FluidParticle>>();
+    let left: Vec<Entity> = fluid
+        .iter(world)
+        .filter(|(_, p)| p.0.x < -0.45 && p.0.y < 0.0)
+        .map(|(e, _)| e)
+        .collect();
+    assert_eq!(left.len(), 24, "four columns of six");
+    for &e in &left {
+        world
+            .entity_mut(e)
+            .insert(ParticleColor(Color::srgb(0.9, 0.1, 0.1)));
+    }
+    let pixels = capture(&mut app, &target);
+    // Inside the block (its rim is lightened towards the edge and foam colours).
+    let inner = |p: Vec2| p.x > -0.59 && p.x < -0.16 && p.y > -0.29 && p.y < -0.06;
+    for &p in positions[..60].iter().filter(|&&p| inner(p)) {
+        let [red, _, blue] = pixels[pixel_of(p)].map(u32::from);
+        if p.x < -0.5 {
+            assert!(
+                red > 2 * blue.max(1) && red > 120,
+                "{p}: {:?}",
+                pixels[pixel_of(p)]
+            );
+        } else if p.x > -0.4 {
+            assert!(blue > 2 * red.max(1), "{p}: {:?}", pixels[pixel_of(p)]);
+        }
+    }
+    // Half the resolution (the off-screen image made again), and every particle 0.2 m to the
+    // right: the water is where they are now, not where they were.
+    app.world_mut()
+        .resource_mut::<FluidSurfaceSettings>()
+        .resolution_scale = 0.5;
+    let world = app.world_mut();
+    let mut all = world.query_filtered::<&mut Position, With<FluidParticle>>();
+    for mut p in all.iter_mut(world) {
+        p.0.x += 0.2;
+    }
+    let pixels = capture(&mut app, &target);
+    for &p in &positions {
+        let moved = p + Vec2::new(0.2, 0.0);
+        assert!(is_water(pixels[pixel_of(moved)]), "{moved} is dry");
+    }
+    // The block's old left column, now 0.2 m (8 r) from its nearest particle.
+    for &p in &positions[..60] {
+        if p.x < -0.55 {
+            assert!(!is_water(pixels[pixel_of(p)]), "{p} is still water");
+        }
+    }
 }

@@ -32,7 +32,8 @@ impl FromWorld for Textures {
 }
 
 /// An sRGB image of `width` × `height` whose pixel (u, v) in [0, 1)² is `paint(u, v)`
-/// (linear RGBA), sampled linearly and repeating.
+/// (gamma-encoded sRGB and alpha, as an image editor's colours), sampled linearly and
+/// repeating.
 fn image(width: u32, height: u32, paint: fn(f32, f32) -> Vec4) -> Image {
     let mut data = Vec::with_capacity((4 * width * height) as usize);
     for y in 0..height {
@@ -40,8 +41,7 @@ fn image(width: u32, height: u32, paint: fn(f32, f32) -> Vec4) -> Image {
             let u = (x as f32 + 0.5) / width as f32;
             let v = (y as f32 + 0.5) / height as f32;
             let c = paint(u, v).clamp(Vec4::ZERO, Vec4::ONE);
-            let srgb = LinearRgba::new(c.x, c.y, c.z, c.w).to_u8_array_no_alpha();
-            data.extend_from_slice(&[srgb[0], srgb[1], srgb[2], (c.w * 255.0).round() as u8]);
+            data.extend(c.to_array().map(|channel| (channel * 255.0).round() as u8));
         }
     }
     let mut image = Image::new(

@@ -147,6 +147,26 @@ fn a_torn_constraint_takes_its_triangles_away() {
         !has_edge(&t, a, b),
         "a triangle still spans the despawned constraint"
     );
+    // Despawn a cell's top-right–bottom-left diagonal, (row 5, column 2)–(row 6, column 1): the
+    // cell is split along its other diagonal instead and keeps both triangles.
+    let (c, d) = (5 * w + 2, 6 * w + 1);
+    let diagonal = constraint_between(
+        &mut app,
+        cloth.particles[c as usize],
+        cloth.particles[d as usize],
+    );
+    app.world_mut().despawn(diagonal);
+    app.update();
+    let t = triangles(mesh(&app, cloth.root));
+    assert_eq!(t.len(), full - 2);
+    assert!(
+        !has_edge(&t, c, d),
+        "a triangle still spans the despawned diagonal"
+    );
+    assert!(
+        has_edge(&t, 5 * w + 1, 6 * w + 2),
+        "the cell is split along its other diagonal"
+    );
     // Tear it: pull the middle of the bottom row 5 m down.
     let pulled = cloth.particles[((h - 1) * w + w / 2) as usize];
     let target = position(&app, pulled) - Vec2::new(0.0, 5.0);
@@ -337,4 +357,92 @@ fn the_blob_skin_covers_its_particles_and_follows_them() {
         rim_triangles,
         2 * (vertices(mesh(&app, blob.root)).len() - n)
     );
+}
+
+#[test]
+fn a_body_that_loses_its_particles_loses_its_mesh() {
+    let mut app = render_app(0.01);
+    let (blob, rope) = spawn(&mut app, |c| {
+        let blob = BlobBuilder::default().spawn(c).unwrap();
+        c.entity(blob.root).insert(BlobMesh::default());
+        let rope = RopeBuilder::between(Vec2::new(2.0, 0.0), Vec2::new(3.0, 0.0))
+            .spawn(c)
+            .unwrap();
+        c.entity(rope.root).insert(RopeMesh::default());
+        (blob, rope)
+    });
+    app.update();
+    assert!(app.world().get::<Mesh2d>(blob.root).is_some());
+    assert!(app.world().get::<Mesh2d>(rope.root).is_some());
+    for particle in blob.particles.iter().chain(&rope.particles) {
+        app.world_mut().despawn(*particle);
+    }
+    app.update();
+    app.update();
+    assert!(
+        app.world().get::<Mesh2d>(blob.root).is_none(),
+        "the blob's mesh stayed"
+    );
+    assert!(
+        app.world().get::<Mesh2d>(rope.root).is_none(),
+        "the rope's mesh stayed"
+    );
+    // A particle joining the body again brings the mesh back.
+    let back = spawn(&mut app, |c| {
+        c.spawn((
+            Particle,
+            Position(Vec2::new(2.0, 0.0)),
+            ParticleOf(rope.root),
+        ))
+        .id()
+    });
+    app.update();
+    let v = vertices(mesh(&app, rope.root));
+    assert_eq!(v.len(), 2 * (1 + 2));
+    assert!((0.5 * (v[2] + v[3])).distance(position(&app, back)) < 1e-6);
+}
+
+#[test]
+fn invalid_render_components_are_refused_and_not_drawn() {
+    let mut app = render_app(0.01);
+    let rope = spawn(&mut app, |c| {
+        let rope = RopeBuilder::default().spawn(c).unwrap();
+        c.entity(rope.root).insert(RopeMesh {
+            width: Some(f32::NAN),
+            ..default()
+        });
+        rope
+    });
+    app.update();
+    assert!(app.world().get::<Mesh2d>(rope.root).is_none());
+    assert!(
+        RopeMesh {
+            tile_length: Some(-1.0),
+            ..default()
+        }
+        .validate()
+        .is_err()
+    );
+    assert!(
+        BlobMesh {
+            margin: Some(f32::INFINITY),
+            ..default()
+        }
+        .validate()
+        .is_err()
+    );
+    assert!(
+        ClothMesh {
+            uv_scale: Vec2::new(1.0, f32::NAN),
+            ..default()
+        }
+        .validate()
+        .is_err()
+    );
+    // Made valid, it is drawn.
+    app.world_mut()
+        .entity_mut(rope.root)
+        .insert(RopeMesh::default());
+    app.update();
+    assert!(app.world().get::<Mesh2d>(rope.root).is_some());
 }

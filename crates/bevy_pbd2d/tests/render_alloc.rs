@@ -60,7 +60,7 @@ unsafe impl GlobalAlloc for Counting {
 #[global_allocator]
 static ALLOCATOR: Counting = Counting;
 
-fn first_vertex(app: &App, root: Entity) -> [f32; 3] {
+fn last_vertex(app: &App, root: Entity) -> [f32; 3] {
     let handle = &app.world().get::<Mesh2d>(root).unwrap().0;
     match app
         .world()
@@ -143,7 +143,7 @@ fn the_render_updates_allocate_nothing_per_frame() {
     for _ in 0..30 {
         // A step, and a shift of every particle by 1 cm, move them (not counted)…
         frame(&mut app);
-        let before = roots.map(|r| first_vertex(&app, r));
+        let before = roots.map(|r| last_vertex(&app, r));
         let world = app.world_mut();
         let mut positions = world.query::<&mut Position>();
         for mut p in positions.iter_mut(world) {
@@ -156,7 +156,7 @@ fn the_render_updates_allocate_nothing_per_frame() {
         COUNTING.store(false, Ordering::SeqCst);
         counted += ALLOCATIONS.load(Ordering::SeqCst);
         // The meshes were rewritten from the moved particles.
-        let after = roots.map(|r| first_vertex(&app, r));
+        let after = roots.map(|r| last_vertex(&app, r));
         for (b, a) in before.iter().zip(&after) {
             assert!((a[0] - b[0] - 0.01).abs() < 1e-4, "{b:?} -> {a:?}");
         }

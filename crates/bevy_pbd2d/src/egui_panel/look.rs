@@ -1,7 +1,8 @@
 //! The panel's "Look" rows (features `egui` and `render`): the switch between the game look
 //! ([`PbdRender`]) and the reference dots and lines (`PbdDebugRender`, feature
-//! `debug_render`), and every [`FluidSurfaceSettings`] field and the liquids' colours, each
-//! refused with a message when out of its range.
+//! `debug_render`), and the [`FluidSurfaceSettings`] fields of the look (all but `z`, `layer`
+//! and `camera`, which belong to the game's scene) and the liquids' colours, each refused with
+//! a message when out of its range.
 
 use bevy::prelude::*;
 use bevy_egui::egui;

@@ -6,12 +6,16 @@
 //! none) are triangulated (Delaunay, with the `delaunator` crate) and triangles with an edge
 //! longer than [`MAX_EDGE`] times the typical spacing (the median distance to the nearest
 //! particle) are dropped, which leaves the shape's own outline, concave parts included, unless
-//! the convex hull is at most [`CONVEX_SLACK`] larger (then the hull is drawn). Each
-//! outline particle gets a second vertex, [`BlobMesh::margin`] out along the outline's current
-//! normal there (the mean of its outline edges' normals), and each outline edge a quad between
-//! the two rings. Every frame the inner vertices are the particles' positions and the outer
-//! ones follow the bent outline. UVs map the rest shape's bounding box (margin included) to
-//! 0..1, V down.
+//! the convex hull is at most [`CONVEX_SLACK`] larger (then the hull is drawn). Each outline
+//! particle gets a second vertex, [`BlobMesh::margin`] out from the outline there, and each
+//! outline edge a quad between the two rings: outline particle i's outer vertex is
+//! p₀ + margin · n, n the outward normal of the chord p₋₂ → p₂ between the particles two steps
+//! before and after it along the outline (a wider stencil than its own two edges, so that the
+//! staircase of a disc of particles on a square grid gets smooth normals; on an outline of
+//! fewer than five particles, the chord p₋₁ → p₁). Every frame the inner vertices are the
+//! particles' positions and the outer ones follow the bent outline. UVs map the rest shape's
+//! bounding box (margin included) to 0..1, V down. Rest positions that are not finite are
+//! left out.
 
 use bevy::ecs::schedule::InternedScheduleLabel;
 use bevy::platform::collections::HashMap;
@@ -19,9 +23,10 @@ use bevy::prelude::*;
 
 use super::PbdRenderSystems;
 use super::fill::BodyFill;
-use super::skin::{ToLocal, drop_skin, mesh_components, positions_mut, skin_mesh};
+use super::skin::{ToLocal, drop_skin, forget_emptied, mesh_components, positions_mut, skin_mesh};
 use crate::body::BodyParticles;
 use crate::collider::ParticleRadius;
+use crate::error::{PbdError, non_negative};
 use crate::particle::Position;
 use crate::shape_matching::ShapeRest;
 
@@ -59,6 +64,17 @@ impl Default for BlobMesh {
 }
 
 impl BlobMesh {
+    /// Checks the fields (a blob whose mesh fails is not drawn, with an error logged).
+    ///
+    /// # Errors
+    /// [`PbdError::Negative`] for a margin that is not a finite number ≥ 0.
+    pub fn validate(&self) -> Result<(), PbdError> {
+        if let Some(margin) = self.margin {
+            non_negative("blob mesh margin (m)", margin)?;
+        }
+        Ok(())
+    }
+
     /// A blob mesh filled with `fill`, its margin the particles' radius.
     pub fn new(fill: BodyFill) -> Self {
         Self { fill, ..default() }
@@ -89,6 +105,10 @@ impl Plugin for BlobMeshPlugin {
                     build_blob_meshes.in_set(PbdRenderSystems::Build),
                     update_blob_meshes.in_set(PbdRenderSystems::Update),
                 ),
+            )
+            .add_systems(
+                self.0,
+                forget_emptied::<BlobSkin>.in_set(PbdRenderSystems::Build),
             )
             .add_observer(drop_skin::<BlobMesh, BlobSkin>);
     }
@@ -192,11 +212,16 @@ fn build_blob_meshes(
         return;
     };
     for (root, blob, members, mesh, transform) in &roots {
+        if let Err(error) = blob.validate() {
+            error!("bevy_pbd2d: the blob {root} is not drawn: {error}");
+            continue;
+        }
         let members: Vec<Entity> = members.iter().filter(|&e| particles.contains(e)).collect();
         let any_rest = members
             .iter()
             .any(|&e| particles.get(e).is_ok_and(|(_, rest, _)| rest.is_some()));
-        // The shape's particles: those with a rest position, or all of them if none has one.
+        // The shape's particles: those with a rest position, or all of them if none has one
+        // (a point that is not finite is left out: it has no place in a triangulation).
         let (shape, rest): (Vec<Entity>, Vec<Vec2>) = members
             .iter()
             .filter_map(|&e| {
@@ -207,11 +232,11 @@ fn build_blob_meshes(
                     (None, true) => None,
                 }
             })
+            .filter(|(_, p)| p.is_finite())
             .unzip();
         let mesh_of = triangulate(&rest);
         let margin = blob
             .margin
-            .filter(|m| m.is_finite() && *m >= 0.0)
             .or_else(|| {
                 shape
                     .first()
@@ -295,10 +320,18 @@ impl BlobSkin {
         let point = |r: u32| at(self.ring[r as usize] as usize);
         let r = r as u32;
         let (before, after) = (step(r, false), step(r, true));
+        let (two_before, two_after) = (step(before, false), step(after, true));
+        // The chord two steps either side, on a loop of five or more; on a shorter one the
+        // chord between the two neighbours (two steps either side would meet or cross).
+        let wide = two_before != two_after && two_before != after && two_after != before;
+        let (a, b) = if wide {
+            (two_before, two_after)
+        } else {
+            (before, after)
+        };
         let p0 = point(r)?;
-        let (p2m, p2p) = (point(step(before, false))?, point(step(after, true))?);
         // The shape is on the chord's left: outward is its right.
-        let outward = -(p2p - p2m).normalize_or_zero().perp();
+        let outward = -(point(b)? - point(a)?).normalize_or_zero().perp();
         Some(p0 + outward * self.margin)
     }
 
@@ -438,5 +471,32 @@ mod tests {
                 .triangles
                 .is_empty()
         );
+    }
+
+    #[test]
+    fn short_outlines_push_their_rim_outward() {
+        // Loops of 3, 4 and 8 particles around the origin, counter-clockwise: every outer
+        // vertex lies one margin from its particle, farther from the centre.
+        for n in [3u32, 4, 8] {
+            let points: Vec<Vec2> = (0..n)
+                .map(|k| Vec2::from_angle(k as f32 * core::f32::consts::TAU / n as f32))
+                .collect();
+            let skin = BlobSkin {
+                particles: (0..n)
+                    .map(|k| Entity::from_raw_u32(k + 1).unwrap())
+                    .collect(),
+                ring: (0..n).collect(),
+                around: (0..n).map(|k| [(k + n - 1) % n, (k + 1) % n]).collect(),
+                margin: 0.05,
+            };
+            for r in 0..n as usize {
+                let outer = skin.outer(r, |k| Some(points[k])).unwrap();
+                assert!(
+                    (outer.distance(points[r]) - 0.05).abs() < 1e-5,
+                    "{n}: {outer}"
+                );
+                assert!(outer.length() > points[r].length() + 0.03, "{n}: {outer}");
+            }
+        }
     }
 }

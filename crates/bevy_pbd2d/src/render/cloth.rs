@@ -14,12 +14,14 @@ use bevy::prelude::*;
 use super::PbdRenderSystems;
 use super::fill::BodyFill;
 use super::skin::{
-    ToLocal, constraints_by_pair, drop_skin, indices_mut, mesh_components, pair, positions_mut,
-    skin_mesh,
+    ToLocal, constraints_by_pair, drop_skin, forget_emptied, indices_mut, mesh_components, pair,
+    positions_mut, skin_mesh,
 };
 use crate::body::{BodyConstraints, BodyParticles};
 use crate::constraints::distance::DistanceConstraint;
+use crate::error::{PbdError, finite_vec2, in_range};
 use crate::particle::Position;
+use crate::scenes::cloth::MAX_CLOTH_SIDE;
 use crate::scenes::{ClothGrid, ClothParticle};
 
 /// On a cloth's root (one with [`ClothGrid`], as [`ClothBuilder`](crate::scenes::ClothBuilder)
@@ -47,6 +49,15 @@ impl Default for ClothMesh {
 }
 
 impl ClothMesh {
+    /// Checks the fields (a cloth whose mesh fails is not drawn, with an error logged).
+    ///
+    /// # Errors
+    /// [`PbdError::NotFinite`] for a UV scale that is not finite.
+    pub fn validate(&self) -> Result<(), PbdError> {
+        finite_vec2("cloth UV scale", self.uv_scale)?;
+        Ok(())
+    }
+
     /// A cloth mesh filled with `fill`, the texture once over the cloth.
     pub fn new(fill: BodyFill) -> Self {
         Self { fill, ..default() }
@@ -95,6 +106,10 @@ impl Plugin for ClothMeshPlugin {
                     update_cloth_meshes.in_set(PbdRenderSystems::Update),
                 ),
             )
+            .add_systems(
+                self.0,
+                forget_emptied::<ClothSkin>.in_set(PbdRenderSystems::Build),
+            )
             .add_observer(drop_skin::<ClothMesh, ClothSkin>);
     }
 }
@@ -129,6 +144,14 @@ fn build_cloth_meshes(
         return;
     };
     for (root, cloth, grid, particles, body_constraints, mesh, transform) in &roots {
+        let checked = cloth.validate().and_then(|()| {
+            in_range("cloth grid width", grid.width, 1, MAX_CLOTH_SIDE)?;
+            in_range("cloth grid height", grid.height, 1, MAX_CLOTH_SIDE)
+        });
+        if let Err(error) = checked {
+            error!("bevy_pbd2d: the cloth {root} is not drawn: {error}");
+            continue;
+        }
         let vertices = grid.cells(particles, &cells);
         let skin = ClothSkin {
             cells: cell_edges(grid, &vertices, body_constraints, &constraints),

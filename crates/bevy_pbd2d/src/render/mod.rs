@@ -77,8 +77,8 @@ impl PbdRenderPlugin {
 }
 
 /// The render plugin's systems, in `PostUpdate`, in this order, after transform propagation
-/// and before Bevy's `AssetEventSystems` (so that the meshes written this frame are drawn this
-/// frame).
+/// and before Bevy's `AssetEventSystems` and visibility propagation (so that the meshes
+/// written and shown or hidden this frame are drawn so this frame).
 #[derive(SystemSet, Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum PbdRenderSystems {
     /// Builds a body's mesh when its render component is added or its particles, grid or

@@ -15,12 +15,13 @@ use bevy::prelude::*;
 use super::PbdRenderSystems;
 use super::fill::BodyFill;
 use super::skin::{
-    ToLocal, constraints_by_pair, drop_skin, indices_mut, mesh_components, pair, positions_mut,
-    skin_mesh,
+    ToLocal, constraints_by_pair, drop_skin, forget_emptied, indices_mut, mesh_components, pair,
+    positions_mut, skin_mesh,
 };
 use crate::body::{BodyConstraints, BodyParticles};
 use crate::collider::ParticleRadius;
 use crate::constraints::distance::DistanceConstraint;
+use crate::error::{PbdError, positive};
 use crate::particle::Position;
 use crate::scenes::RopeParticle;
 
@@ -53,6 +54,21 @@ impl Default for RopeMesh {
 }
 
 impl RopeMesh {
+    /// Checks the fields (a rope whose mesh fails is not drawn, with an error logged).
+    ///
+    /// # Errors
+    /// [`PbdError::NotPositive`] for a width or tile length that is not a finite number above
+    /// 0.
+    pub fn validate(&self) -> Result<(), PbdError> {
+        if let Some(width) = self.width {
+            positive("rope mesh width (m)", width)?;
+        }
+        if let Some(tile) = self.tile_length {
+            positive("rope mesh tile length (m)", tile)?;
+        }
+        Ok(())
+    }
+
     /// A rope mesh filled with `fill`, at the default width and tiling.
     pub fn new(fill: BodyFill) -> Self {
         Self { fill, ..default() }
@@ -88,6 +104,10 @@ impl Plugin for RopeMeshPlugin {
                     update_rope_meshes.in_set(PbdRenderSystems::Update),
                 ),
             )
+            .add_systems(
+                self.0,
+                forget_emptied::<RopeSkin>.in_set(PbdRenderSystems::Build),
+            )
             .add_observer(drop_skin::<RopeMesh, RopeSkin>);
     }
 }
@@ -119,6 +139,10 @@ fn build_rope_meshes(
         return;
     };
     for (root, rope, members, body_constraints, mesh, transform) in &roots {
+        if let Err(error) = rope.validate() {
+            error!("bevy_pbd2d: the rope {root} is not drawn: {error}");
+            continue;
+        }
         let mut order: Vec<(u32, Entity)> = members
             .iter()
             .enumerate()
@@ -134,21 +158,15 @@ fn build_rope_meshes(
             .windows(2)
             .map(|link| by_pair.get(&pair(link[0], link[1])).copied())
             .collect();
-        let width = rope
-            .width
-            .filter(|w| w.is_finite() && *w > 0.0)
-            .unwrap_or_else(|| {
-                chain
-                    .first()
-                    .and_then(|&e| particles.get(e).ok())
-                    .and_then(|(_, _, r)| r.map(|r| 2.0 * r.0))
-                    .filter(|w| *w > 0.0)
-                    .unwrap_or(FALLBACK_WIDTH)
-            });
-        let tile = rope
-            .tile_length
-            .filter(|t| t.is_finite() && *t > 0.0)
-            .unwrap_or(width);
+        let width = rope.width.unwrap_or_else(|| {
+            chain
+                .first()
+                .and_then(|&e| particles.get(e).ok())
+                .and_then(|(_, _, r)| r.map(|r| 2.0 * r.0))
+                .filter(|w| *w > 0.0)
+                .unwrap_or(FALLBACK_WIDTH)
+        });
+        let tile = rope.tile_length.unwrap_or(width);
         let position = |e: Entity| particles.get(e).map_or(Vec2::ZERO, |(p, _, _)| p.0);
         // V at each particle: the rest length from the start (the constraints' rest lengths,
         // the current distance where a segment has none).

@@ -9,7 +9,7 @@ use bevy::platform::collections::HashMap;
 use bevy::prelude::*;
 
 use super::PbdRender;
-use crate::body::BodyConstraints;
+use crate::body::{BodyConstraints, BodyParticles};
 use crate::constraints::distance::DistanceConstraint;
 
 /// On an entity whose mesh the plugin keeps (a body's root, the fluid surface): the
@@ -58,9 +58,13 @@ pub(crate) struct ToLocal {
 }
 
 impl ToLocal {
+    /// The root's frame; a root scaled to nothing (no inverse) draws its mesh collapsed
+    /// anyway, and gets the world frame rather than NaN vertices.
     pub(crate) fn new(root: &GlobalTransform) -> Self {
+        let inverse = root.affine().inverse();
+        let finite = inverse.matrix3.is_finite() && inverse.translation.is_finite();
         Self {
-            inverse: root.affine().inverse(),
+            inverse: if finite { inverse } else { Affine3A::IDENTITY },
             z: root.translation().z,
         }
     }
@@ -82,10 +86,39 @@ pub(crate) fn mesh_components(mesh: Handle<Mesh>) -> impl Bundle {
 /// A render component taken off a root takes its mesh and skin (`S`) with it.
 pub(crate) fn drop_skin<C: Component, S: Component>(
     removed: On<Remove, C>,
+    managed: Query<&Managed>,
     mut commands: Commands,
 ) {
-    if let Ok(mut root) = commands.get_entity(removed.entity) {
+    unskin::<S>(
+        &mut commands,
+        removed.entity,
+        managed.get(removed.entity).ok(),
+    );
+}
+
+/// Takes a root's mesh and skin (`S`) away, and gives it back the visibility the render switch
+/// took from it.
+fn unskin<S: Component>(commands: &mut Commands, root: Entity, managed: Option<&Managed>) {
+    if let Ok(mut root) = commands.get_entity(root) {
         root.try_remove::<(Mesh2d, NoFrustumCulling, Managed, S)>();
+        if let Some(visibility) = managed.and_then(|m| m.hidden_from) {
+            root.try_insert(visibility);
+        }
+    }
+}
+
+/// A body that lost its last particle loses its [`BodyParticles`] (Bevy removes an empty
+/// relationship target), so its mesh would stay drawn where its particles were: taken away
+/// with its skin (`S`); built again when particles join the body.
+pub(crate) fn forget_emptied<S: Component>(
+    mut removed: RemovedComponents<BodyParticles>,
+    skins: Query<Option<&Managed>, With<S>>,
+    mut commands: Commands,
+) {
+    for root in removed.read() {
+        if let Ok(managed) = skins.get(root) {
+            unskin::<S>(&mut commands, root, managed);
+        }
     }
 }
 

@@ -15,7 +15,8 @@ use bevy::sprite_render::{AlphaMode2d, Material2d, Material2dKey};
 pub(crate) const SPLAT_CENTRE: MeshVertexAttribute =
     MeshVertexAttribute::new("PbdSplat_Centre", 0x5b2d_0001, VertexFormat::Float32x2);
 
-/// A splat vertex's particle colour (sRGB, 8 bits a channel).
+/// A splat vertex's particle colour (sRGB, 8 bits a channel); its alpha byte is the vertex's
+/// corner of the quad, 0 ..= 3.
 pub(crate) const SPLAT_COLOR: MeshVertexAttribute =
     MeshVertexAttribute::new("PbdSplat_Color", 0x5b2d_0002, VertexFormat::Unorm8x4);
 

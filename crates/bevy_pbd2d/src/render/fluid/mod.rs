@@ -29,12 +29,23 @@
 //! body's root ([`ParticleOf`]) has a [`FluidSurface`]; its colour is the former, else the
 //! latter's. Boundary samples are never drawn.
 //!
-//! **Where it can be.** With the defaults (kernel 2 r, threshold 0.3) a lone particle is a
-//! droplet of radius 1.15 r, a flat free surface lies about r beyond its outermost particles'
+//! **Where it can be.** With the defaults (kernel 2 r, threshold 0.25) a lone particle is a
+//! droplet of radius 1.22 r, a flat free surface lies about r beyond its outermost particles'
 //! centres (where a fluid of spacing 2 r ends), the inside of a fluid at rest stays above the
 //! threshold (its least field, between four particles 2 r apart, is 0.5), and no pixel farther
-//! than R ≤ 2 r from every particle can be fluid. The camera followed is
-//! [`FluidSurfaceSettings::camera`], or the first active 2D camera that renders to a window.
+//! than R ≤ 2 r from every particle can be fluid (the kernel scale is at most 2 for that: a
+//! pixel whose field is below the threshold but which has fluid all around, a hole the flow
+//! opened between particles, is closed only where the field is positive, within R of a
+//! particle). The camera followed is
+//! [`FluidSurfaceSettings::camera`], or the active 2D camera rendering to a window with the
+//! lowest order. The surface quad is drawn in that camera's render layers: another camera
+//! sharing them (a minimap) would draw it too, with the followed camera's view, so give such a
+//! camera layers of its own.
+//!
+//! **Cost.** The splat mesh is rewritten in place every frame (no allocation in the plugin's
+//! systems); Bevy then copies every changed mesh to the render world and uploads it, which is
+//! its own per-frame cost (about 48 bytes per particle). The off-screen image is `Rgba16Float`,
+//! as Bevy's HDR target (on WebGL2 it needs `EXT_color_buffer_float`, as HDR does).
 
 mod materials;
 mod splats;
@@ -78,10 +89,10 @@ impl Default for FluidSurface {
 #[derive(Resource, Reflect, Debug, Clone, PartialEq)]
 #[reflect(Resource, Default, Debug, Clone, PartialEq)]
 pub struct FluidSurfaceSettings {
-    /// The kernel's support radius R in particle radii, in (0, 4]. Default 2: no pixel
+    /// The kernel's support radius R in particle radii, in (0, 2]. Default 2: no pixel
     /// farther than 2 r from every particle is fluid.
     pub kernel_scale: f32,
-    /// Where the field ρ̃ = Σ w becomes fluid, in (0, 1). Default 0.3.
+    /// Where the field ρ̃ = Σ w becomes fluid, in (0, 1). Default 0.25.
     pub threshold: f32,
     /// Pixels of the off-screen image per pixel of the view, in [1/8, 1]. Default 1.
     pub resolution_scale: f32,
@@ -149,7 +160,7 @@ impl FluidSurfaceSettings {
         within(
             "kernel scale",
             positive("kernel scale", self.kernel_scale)?,
-            0.0..=4.0,
+            0.0..=2.0,
         )?;
         positive("threshold", self.threshold)?;
         within("threshold", self.threshold, 0.0..=0.999)?;
@@ -162,7 +173,12 @@ impl FluidSurfaceSettings {
         within("foam strength", self.foam_strength, 0.0..=1.0)?;
         positive("foam radius scale", self.foam_radius_scale)?;
         finite("z", self.z)?;
-        crate::error::in_range("surface render layer", self.layer as u32, 1, 31)?;
+        crate::error::in_range(
+            "surface render layer",
+            u32::try_from(self.layer).unwrap_or(u32::MAX),
+            1,
+            31,
+        )?;
         Ok(())
     }
 }

@@ -9,10 +9,9 @@
 @group(#{MATERIAL_BIND_GROUP}) @binding(0) var<uniform> kernel: vec4<f32>;
 
 struct Vertex {
-    @builtin(vertex_index) index: u32,
     // The particle's centre (m, world), the same on its four vertices.
     @location(0) centre: vec2<f32>,
-    // Its colour, sRGB-encoded.
+    // Its colour, sRGB-encoded; alpha holds the corner, 0 ..= 3 (of 255).
     @location(1) color: vec4<f32>,
 };
 
@@ -25,8 +24,10 @@ struct Splat {
 
 @vertex
 fn vertex(vertex: Vertex) -> Splat {
-    // Vertices 4k .. 4k + 3 are one particle's corners: bit 0 is x, bit 1 is y.
-    let corner = vec2<f32>(f32(vertex.index & 1u), f32((vertex.index >> 1u) & 1u)) * 2.0 - 1.0;
+    // The corner travels in the colour's alpha (not the vertex index, which includes the
+    // offset of the mesh in Bevy's shared vertex buffers): bit 0 is x, bit 1 is y.
+    let index = u32(round(vertex.color.a * 255.0));
+    let corner = vec2<f32>(f32(index & 1u), f32((index >> 1u) & 1u)) * 2.0 - 1.0;
     let world = vertex.centre + corner * kernel.x;
     var out: Splat;
     out.position = view.clip_from_world * vec4<f32>(world, 0.0, 1.0);

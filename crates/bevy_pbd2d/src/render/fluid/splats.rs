@@ -27,7 +27,7 @@ impl FluidSplats {
 
     /// The splat mesh: vertices 4k .. 4k + 3 are the k-th drawn particle's, each with its
     /// centre (m, attribute `PbdSplat_Centre`, `Float32x2`) and sRGB colour
-    /// (`PbdSplat_Color`, `Unorm8x4`).
+    /// (`PbdSplat_Color`, `Unorm8x4`, whose alpha byte holds the corner, 0 ..= 3).
     pub fn mesh(&self) -> Option<&Handle<Mesh>> {
         self.mesh.as_ref()
     }
@@ -130,7 +130,9 @@ pub(crate) fn update_splats(
             };
             let p = position.0.to_array();
             centres.extend_from_slice(&[p; 4]);
-            rgba.extend_from_slice(&[colour; 4]);
+            // The corner in alpha (the shader's colour has none).
+            let [r, g, b, _] = colour;
+            rgba.extend_from_slice(&[[r, g, b, 0], [r, g, b, 1], [r, g, b, 2], [r, g, b, 3]]);
             drawn += 1;
         }
     }

@@ -113,7 +113,9 @@ fn fragment(pixel: Pixel) -> @location(0) vec4<f32> {
 
     // Edge highlight: within `probes.x` of the surface some of the points around are not
     // fluid; brightest where the surface faces up (light from above).
-    let facing = select(0.0, normalize(edge.yz).y, edge.x > 0.0);
+    // (Points out all around, a lone droplet, leave no direction: no facing.)
+    let towards = length(edge.yz);
+    let facing = select(0.0, edge.z / towards, towards > 1e-3);
     let rim = smoothstep(1.0, 3.5, edge.x) * (0.6 + 0.4 * facing);
     color = mix(color, surface.edge.rgb, surface.edge.a * rim);
 

@@ -26,8 +26,9 @@ pub(crate) struct SplatCamera;
 #[derive(Component, Debug)]
 pub(crate) struct SurfaceQuad;
 
-/// The largest side of the off-screen image (pixels): WebGL2's and most GPUs' guaranteed
-/// limit; a larger view is rendered at a lower resolution.
+/// The largest side of the off-screen image (pixels), what most GPUs take (WebGL2 guarantees
+/// 2048: there, views wider than that need `resolution_scale` below 1); a larger view is
+/// rendered at a lower resolution.
 const MAX_TARGET_SIDE: u32 = 4096;
 
 /// The settings in use: the last ones that passed [`FluidSurfaceSettings::validate`].
@@ -91,8 +92,8 @@ fn view_quad() -> Mesh {
     .with_inserted_indices(Indices::U32(vec![0, 1, 2, 2, 1, 3]))
 }
 
-/// The camera the surface follows: the chosen one if it is an active camera, else the first
-/// active 2D camera rendering to a window.
+/// The camera the surface follows: the chosen one if it is an active camera, else the active
+/// 2D camera rendering to a window with the lowest order (the lowest entity on a tie).
 fn followed<'a>(
     chosen: Option<Entity>,
     cameras: &'a Query<Followed, Without<SplatCamera>>,
@@ -102,7 +103,8 @@ fn followed<'a>(
     }
     cameras
         .iter()
-        .find(|c| c.1.is_active && c.5 && matches!(c.3, RenderTarget::Window(_)))
+        .filter(|c| c.1.is_active && c.5 && matches!(c.3, RenderTarget::Window(_)))
+        .min_by_key(|c| (c.1.order, c.0))
 }
 
 /// What the surface reads of a camera.
@@ -274,8 +276,11 @@ pub(crate) fn follow_camera(
     {
         let _ = images.insert(&view.target, target_image(size));
         view.size = size;
-        // Re-binds the new texture.
-        let _ = surface_materials.get_mut(&view.surface_material);
+        // A material's bind group is made again only when the material changes: written
+        // through, so that it takes the new texture.
+        if let Some(mut material) = surface_materials.get_mut(&view.surface_material) {
+            material.field = view.target.clone();
+        }
     }
     // The off-screen camera: the followed one's view, just before it.
     let layer = RenderLayers::layer(settings.layer);
