@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Runs one demo (cloth|fluid|playground|solids) under Xvfb for a few seconds, saves a screenshot and
-# checks that it exists and is not blank, and, where the demo draws water, that the water's area
-# in the screenshot is within 20 % of the area its particles cover at rest ((2r)² each, the
-# demo's `water_area_px` log line). Usage: scripts/smoke-demo.sh cloth [out.png]
+# checks that it exists and is not blank, that no error was logged, and, where the demo draws
+# water, that the water's area in the screenshot is within 20 % of the area its particles cover
+# at rest ((2r)² each, the demo's `water_area_px` log line). Usage: scripts/smoke-demo.sh cloth [out.png]
 set -euo pipefail
 demo="$1"
 out="${2:-${TMPDIR:-/tmp}/pbd2d-$demo.png}"
@@ -15,6 +15,10 @@ fi
 export PBD2D_EXIT_AFTER_FRAMES="${PBD2D_EXIT_AFTER_FRAMES:-180}" PBD2D_SCREENSHOT="$out"
 timeout 300 xvfb-run -a -s "-screen 0 1280x800x24" cargo run --example "$demo" 2>&1 | tee "$log"
 [ -s "$out" ] || { echo "smoke $demo: no screenshot at $out"; exit 1; }
+# Nothing may log an error (Bevy reports what it cannot draw that way, once or every frame).
+if grep -q "ERROR" "$log"; then
+  echo "smoke $demo: errors were logged:"; grep "ERROR" "$log" | sort | uniq -c | sort -rn | head -5; exit 1
+fi
 # A blank window is one flat colour: require some variation and more than a few colours.
 stddev=$(convert "$out" -colorspace Gray -format "%[fx:standard_deviation]" info:)
 colours=$(convert "$out" -format "%k" info:)

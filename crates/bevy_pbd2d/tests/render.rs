@@ -446,3 +446,75 @@ fn invalid_render_components_are_refused_and_not_drawn() {
     app.update();
     assert!(app.world().get::<Mesh2d>(rope.root).is_some());
 }
+
+/// Every mesh asset has vertices (Bevy cannot upload a mesh without: its mesh allocator logs a
+/// use-after-free error each frame it is sent one).
+fn assert_no_empty_mesh(app: &App, when: &str) {
+    for (id, mesh) in app.world().resource::<Assets<Mesh>>().iter() {
+        assert!(
+            mesh.count_vertices() > 0,
+            "{when}: mesh {id} has no vertices"
+        );
+    }
+}
+
+#[test]
+fn no_mesh_is_ever_left_without_vertices() {
+    let mut app = render_app(0.01);
+    // A cloth and undrawn fluid (no FluidSurface, no ParticleColor): no splat mesh at all.
+    let (cloth, undrawn) = spawn(&mut app, |c| {
+        let cloth = ClothBuilder {
+            width: 4,
+            height: 3,
+            ..default()
+        }
+        .spawn(c)
+        .unwrap();
+        c.entity(cloth.root).insert(ClothMesh::default());
+        let undrawn = c.spawn(ParticleBody).id();
+        for k in 0..4 {
+            c.spawn((
+                FluidParticle,
+                Position(Vec2::new(5.0 + 0.1 * k as f32, 0.0)),
+                ParticleOf(undrawn),
+            ));
+        }
+        (cloth, undrawn)
+    });
+    for frame in 0..3 {
+        app.update();
+        assert_no_empty_mesh(&app, &format!("frame {frame}"));
+    }
+    assert!(
+        app.world()
+            .resource::<bevy_pbd2d::render::fluid::FluidSplats>()
+            .mesh()
+            .is_none(),
+        "a splat mesh was made with nothing to draw"
+    );
+    // Drawn, then gone: the splat mesh keeps its last particles and nothing is drawn.
+    app.world_mut()
+        .entity_mut(undrawn)
+        .insert(bevy_pbd2d::render::FluidSurface::default());
+    app.update();
+    let drawn = |app: &App| {
+        app.world()
+            .resource::<bevy_pbd2d::render::fluid::FluidSplats>()
+            .drawn()
+    };
+    assert_eq!(drawn(&app), 4);
+    app.world_mut().entity_mut(undrawn).despawn();
+    // Every constraint of the cloth torn: no triangle left, the particles still there.
+    let world = app.world_mut();
+    let mut constraints = world.query_filtered::<Entity, With<DistanceConstraint>>();
+    let all: Vec<Entity> = constraints.iter(world).collect();
+    for constraint in all {
+        world.despawn(constraint);
+    }
+    for frame in 0..3 {
+        app.update();
+        assert_no_empty_mesh(&app, &format!("after the removals, frame {frame}"));
+    }
+    assert_eq!(drawn(&app), 0);
+    assert!(triangles(mesh(&app, cloth.root)).is_empty());
+}

@@ -27,7 +27,9 @@ impl FluidSplats {
 
     /// The splat mesh: vertices 4k .. 4k + 3 are the k-th drawn particle's, each with its
     /// centre (m, attribute `PbdSplat_Centre`, `Float32x2`) and sRGB colour
-    /// (`PbdSplat_Color`, `Unorm8x4`, whose alpha byte holds the corner, 0 ..= 3).
+    /// (`PbdSplat_Color`, `Unorm8x4`, whose alpha byte holds the corner, 0 ..= 3). `None`
+    /// until a frame draws a particle; a frame that draws none leaves it as it was (never
+    /// without vertices) and hides the passes.
     pub fn mesh(&self) -> Option<&Handle<Mesh>> {
         self.mesh.as_ref()
     }
@@ -75,7 +77,10 @@ pub(crate) type SplatParticles = (
 );
 
 /// Rewrites the splat mesh from the fluid particles; allocates only when more particles are
-/// drawn than ever before.
+/// drawn than ever before. With nothing to draw the mesh is left as it was (the passes are
+/// hidden then): Bevy cannot upload a mesh without vertices (its mesh allocator logs a
+/// "use-after-free" error for each one it is sent), so the mesh is made at the first frame
+/// that draws a particle and never emptied.
 pub(crate) fn update_splats(
     render: Res<PbdRender>,
     mut splats: ResMut<FluidSplats>,
@@ -86,24 +91,27 @@ pub(crate) fn update_splats(
     let Some(mut meshes) = meshes else {
         return;
     };
+    splats.drawn = 0;
     if !render.enabled {
-        splats.drawn = 0;
         return;
     }
-    let handle = match &splats.mesh {
-        Some(handle) => handle.clone(),
-        None => {
-            let handle = meshes.add(empty_splat_mesh());
-            splats.mesh = Some(handle.clone());
-            handle
-        }
-    };
-    let Some(mut mesh) = meshes.get_mut(&handle) else {
-        return;
-    };
     let mut colours = Colours {
         surface: |root| surfaces.get(root).ok().map(|s| s.color),
         last: None,
+    };
+    let mut drawable = particles
+        .iter()
+        .filter_map(|(position, own, body)| Some((position, colours.of(own, body)?)));
+    // The mesh is touched (and so sent to the GPU) only when there is something in it.
+    let Some(first) = drawable.next() else {
+        return;
+    };
+    let handle = splats
+        .mesh
+        .get_or_insert_with(|| meshes.add(empty_splat_mesh()))
+        .clone();
+    let Some(mut mesh) = meshes.get_mut(&handle) else {
+        return;
     };
     let mut drawn = 0;
     if let Ok(attributes) = mesh.try_attributes_mut() {
@@ -124,10 +132,7 @@ pub(crate) fn update_splats(
         };
         centres.clear();
         rgba.clear();
-        for (position, own, body) in &particles {
-            let Some(colour) = colours.of(own, body) else {
-                continue;
-            };
+        for (position, colour) in std::iter::once(first).chain(drawable) {
             let p = position.0.to_array();
             centres.extend_from_slice(&[p; 4]);
             // The corner in alpha (the shader's colour has none).
