@@ -22,14 +22,14 @@ fn setup(mut commands: Commands, fluid: Res<FluidSettings>) {
         }),
         Transform::from_xyz(2.0, -4.0, 0.0),
     ));
-    ClothBuilder {
+    let cloth = ClothBuilder {
         width: 20,
         height: 15,
         ..default()
     }
     .spawn(&mut commands)
     .unwrap();
-    DamBreakBuilder {
+    let water = DamBreakBuilder {
         width: 10,
         height: 10,
         origin: Vec2::new(0.0, -8.0),
@@ -37,4 +37,10 @@ fn setup(mut commands: Commands, fluid: Res<FluidSettings>) {
     }
     .spawn(&mut commands, &fluid)
     .unwrap();
+    // Feature `render`: the cloth as a mesh, the water as a surface.
+    let red = Color::srgb(0.75, 0.15, 0.15);
+    commands
+        .entity(cloth.root)
+        .insert(ClothMesh::new(BodyFill::Color(red)));
+    commands.entity(water.root).insert(FluidSurface::default());
 }

@@ -257,4 +257,10 @@ pub mod prelude {
     pub use crate::solid_contacts::{SolidContacts, SolidContactsPlugin};
     pub use crate::stats::PbdStats;
     pub use crate::{PbdPlugins, SolverThreads};
+
+    #[cfg(feature = "render")]
+    pub use crate::render::{
+        BlobMesh, BodyFill, ClothMesh, FluidSurface, FluidSurfaceSettings, ParticleColor,
+        PbdRender, PbdRenderPlugin, RopeMesh,
+    };
 }
