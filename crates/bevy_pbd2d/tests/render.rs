@@ -7,7 +7,9 @@ mod common;
 use bevy::mesh::{Indices, MeshPlugin, VertexAttributeValues};
 use bevy::prelude::*;
 use bevy_pbd2d::prelude::*;
-use bevy_pbd2d::render::{BlobMesh, ClothMesh, RopeMesh};
+use bevy_pbd2d::render::fluid::FluidSplats;
+use bevy_pbd2d::render::{BlobMesh, ClothMesh, FluidSurface, RopeMesh};
+use bevy_pbd2d::scenes::Cloth;
 use common::{position, spawn};
 
 /// A headless app with assets and meshes (no renderer), stepping at `dt` (s), one step per
@@ -73,6 +75,16 @@ fn constraint_between(app: &mut App, a: Entity, b: Entity) -> Entity {
         .expect("a constraint joins them")
 }
 
+/// Despawns the constraint between the cloth's particles `a` and `b` (grid indices), runs a
+/// frame and returns the cloth mesh's triangles.
+fn despawn_between(app: &mut App, cloth: &Cloth, a: u32, b: u32) -> Vec<[u32; 3]> {
+    let (pa, pb) = (cloth.particles[a as usize], cloth.particles[b as usize]);
+    let constraint = constraint_between(app, pa, pb);
+    app.world_mut().despawn(constraint);
+    app.update();
+    triangles(mesh(app, cloth.root))
+}
+
 #[test]
 fn the_cloth_meshs_vertices_are_its_particles_after_every_step() {
     let mut app = render_app(0.01);
@@ -134,14 +146,7 @@ fn a_torn_constraint_takes_its_triangles_away() {
     // Despawn one inner horizontal constraint, (row 3, column 4)–(row 3, column 5): the cell
     // above and the cell below each lose the one triangle along it.
     let (a, b) = (3 * w + 4, 3 * w + 5);
-    let edge = constraint_between(
-        &mut app,
-        cloth.particles[a as usize],
-        cloth.particles[b as usize],
-    );
-    app.world_mut().despawn(edge);
-    app.update();
-    let t = triangles(mesh(&app, cloth.root));
+    let t = despawn_between(&mut app, &cloth, a, b);
     assert_eq!(t.len(), full - 2);
     assert!(
         !has_edge(&t, a, b),
@@ -150,14 +155,7 @@ fn a_torn_constraint_takes_its_triangles_away() {
     // Despawn a cell's top-right–bottom-left diagonal, (row 5, column 2)–(row 6, column 1): the
     // cell is split along its other diagonal instead and keeps both triangles.
     let (c, d) = (5 * w + 2, 6 * w + 1);
-    let diagonal = constraint_between(
-        &mut app,
-        cloth.particles[c as usize],
-        cloth.particles[d as usize],
-    );
-    app.world_mut().despawn(diagonal);
-    app.update();
-    let t = triangles(mesh(&app, cloth.root));
+    let t = despawn_between(&mut app, &cloth, c, d);
     assert_eq!(t.len(), full - 2);
     assert!(
         !has_edge(&t, c, d),
@@ -486,22 +484,15 @@ fn no_mesh_is_ever_left_without_vertices() {
         assert_no_empty_mesh(&app, &format!("frame {frame}"));
     }
     assert!(
-        app.world()
-            .resource::<bevy_pbd2d::render::fluid::FluidSplats>()
-            .mesh()
-            .is_none(),
+        app.world().resource::<FluidSplats>().mesh().is_none(),
         "a splat mesh was made with nothing to draw"
     );
     // Drawn, then gone: the splat mesh keeps its last particles and nothing is drawn.
     app.world_mut()
         .entity_mut(undrawn)
-        .insert(bevy_pbd2d::render::FluidSurface::default());
+        .insert(FluidSurface::default());
     app.update();
-    let drawn = |app: &App| {
-        app.world()
-            .resource::<bevy_pbd2d::render::fluid::FluidSplats>()
-            .drawn()
-    };
+    let drawn = |app: &App| app.world().resource::<FluidSplats>().drawn();
     assert_eq!(drawn(&app), 4);
     app.world_mut().entity_mut(undrawn).despawn();
     // Every constraint of the cloth torn: no triangle left, the particles still there.

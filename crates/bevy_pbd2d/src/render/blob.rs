@@ -23,7 +23,9 @@ use bevy::prelude::*;
 
 use super::PbdRenderSystems;
 use super::fill::BodyFill;
-use super::skin::{ToLocal, drop_skin, forget_emptied, mesh_components, positions_mut, skin_mesh};
+use super::skin::{
+    ToLocal, drop_skin, forget_emptied, mesh_components, positions_mut, refused, skin_mesh,
+};
 use crate::body::BodyParticles;
 use crate::collider::ParticleRadius;
 use crate::error::{PbdError, non_negative};
@@ -212,8 +214,7 @@ fn build_blob_meshes(
         return;
     };
     for (root, blob, members, mesh, transform) in &roots {
-        if let Err(error) = blob.validate() {
-            error!("bevy_pbd2d: the blob {root} is not drawn: {error}");
+        if refused("blob", root, blob.validate()) {
             continue;
         }
         let members: Vec<Entity> = members.iter().filter(|&e| particles.contains(e)).collect();

@@ -15,7 +15,7 @@ use super::PbdRenderSystems;
 use super::fill::BodyFill;
 use super::skin::{
     ToLocal, constraints_by_pair, drop_skin, forget_emptied, indices_mut, mesh_components, pair,
-    positions_mut, skin_mesh,
+    positions_mut, refused, skin_mesh,
 };
 use crate::body::{BodyConstraints, BodyParticles};
 use crate::constraints::distance::DistanceConstraint;
@@ -148,8 +148,7 @@ fn build_cloth_meshes(
             in_range("cloth grid width", grid.width, 1, MAX_CLOTH_SIDE)?;
             in_range("cloth grid height", grid.height, 1, MAX_CLOTH_SIDE)
         });
-        if let Err(error) = checked {
-            error!("bevy_pbd2d: the cloth {root} is not drawn: {error}");
+        if refused("cloth", root, checked) {
             continue;
         }
         let vertices = grid.cells(particles, &cells);

@@ -16,7 +16,7 @@ use super::PbdRenderSystems;
 use super::fill::BodyFill;
 use super::skin::{
     ToLocal, constraints_by_pair, drop_skin, forget_emptied, indices_mut, mesh_components, pair,
-    positions_mut, skin_mesh,
+    positions_mut, refused, skin_mesh,
 };
 use crate::body::{BodyConstraints, BodyParticles};
 use crate::collider::ParticleRadius;
@@ -139,8 +139,7 @@ fn build_rope_meshes(
         return;
     };
     for (root, rope, members, body_constraints, mesh, transform) in &roots {
-        if let Err(error) = rope.validate() {
-            error!("bevy_pbd2d: the rope {root} is not drawn: {error}");
+        if refused("rope", root, rope.validate()) {
             continue;
         }
         let mut order: Vec<(u32, Entity)> = members

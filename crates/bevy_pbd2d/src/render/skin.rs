@@ -11,6 +11,7 @@ use bevy::prelude::*;
 use super::PbdRender;
 use crate::body::{BodyConstraints, BodyParticles};
 use crate::constraints::distance::DistanceConstraint;
+use crate::error::PbdError;
 
 /// On an entity whose mesh the plugin keeps (a body's root, the fluid surface): the
 /// `Visibility` it had before [`PbdRender::enabled`] hid it.
@@ -162,4 +163,12 @@ pub(crate) fn constraints_by_pair(
 /// The key of the pair `a`, `b` in [`constraints_by_pair`].
 pub(crate) fn pair(a: Entity, b: Entity) -> (Entity, Entity) {
     if a < b { (a, b) } else { (b, a) }
+}
+
+/// Whether a body's render component failed its check (`checked`): then the body is not drawn
+/// and the error is logged, naming the body's `kind` and `root`.
+pub(crate) fn refused<T>(kind: &str, root: Entity, checked: Result<T, PbdError>) -> bool {
+    checked
+        .inspect_err(|error| error!("bevy_pbd2d: the {kind} {root} is not drawn: {error}"))
+        .is_err()
 }

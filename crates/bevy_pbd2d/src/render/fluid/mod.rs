@@ -25,9 +25,10 @@
 //!    particles are drawn as droplets), and drawn with
 //!    [`FluidSurfaceSettings::opacity`] so that what is behind the water shows through.
 //!
-//! **Which particles.** A [`FluidParticle`](crate::particle::FluidParticle) is drawn if it has a [`ParticleColor`], or if its
-//! body's root ([`ParticleOf`](crate::body::ParticleOf)) has a [`FluidSurface`]; its colour is the former, else the
-//! latter's. Boundary samples are never drawn.
+//! **Which particles.** A [`FluidParticle`](crate::particle::FluidParticle) is drawn if it has
+//! a [`ParticleColor`], or if its body's root ([`ParticleOf`](crate::body::ParticleOf)) has a
+//! [`FluidSurface`]; its colour is the former, else the latter's. Boundary samples are never
+//! drawn.
 //!
 //! **Where it can be.** With the defaults (kernel 2 r, threshold 0.25) a lone particle is a
 //! droplet of radius 1.22 r, a flat free surface lies about r beyond its outermost particles'
