@@ -156,6 +156,14 @@
 //!   `BlobMesh` or `FluidSurface` on a body's root (module `render`), with a colour, a texture
 //!   or your own `Material2d`. The debug gizmos (`PbdDebugRender::enabled`) can stay on beside
 //!   it or be switched off.
+//! - *Can I spawn fluid on a wall, into a collider or packed tighter than at rest?* Yes: such
+//!   particles *settle* ([`fluid::settling`]): the error their placement left is removed
+//!   without velocity and the density solve gives them no more energy than gravity's, so a
+//!   row spawned on a floor's samples rests on it instead of being thrown up
+//!   ([`PbdStats::settling_particles`](stats::PbdStats::settling_particles) counts them).
+//!   Spawning them where they fit (2r apart, 1.32 r above a flat wall of samples) costs
+//!   nothing. Moving a fluid particle by hand into such a place is not a spawn: insert
+//!   [`FluidSettling::Placed`](fluid::FluidSettling::Placed) with its new position.
 //! - *Why does fluid not interact with cloth?* Not yet: fluid particles meet boundary samples
 //!   and each other only.
 //!
@@ -240,7 +248,8 @@ pub mod prelude {
     pub use crate::dynamics::{Gravity, IntegratorPlugin, SolverSettings, set_time_step};
     pub use crate::error::PbdError;
     pub use crate::fluid::{
-        BoundaryParticle, FluidParticle, FluidPlugin, FluidSettings, GridProjection, PseudoMass,
+        BoundaryParticle, FluidParticle, FluidPlugin, FluidSettings, FluidSettling, GridProjection,
+        PseudoMass,
     };
     pub use crate::particle::{
         InverseMass, KinematicTarget, Particle, ParticlePlugin, Position, Velocity,

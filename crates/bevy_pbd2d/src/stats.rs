@@ -106,6 +106,9 @@ pub struct PbdStats {
     /// Fluid particles that started the last substep inside a boundary sample's disc and were
     /// pushed out ([`contacts`](crate::fluid::contacts)).
     pub embedded_particles: usize,
+    /// Fluid particles settling in the last substep: placed where they did not fit, moved out
+    /// without velocity ([`settling`](crate::fluid::settling)).
+    pub settling_particles: usize,
     /// Particles that touched a [`ParticleCollider`](crate::collider::ParticleCollider) in the
     /// last substep ([`collider`](crate::collider)).
     pub collider_contacts: usize,

@@ -21,6 +21,7 @@ pub(crate) mod neighbor_lists;
 pub(crate) mod neighbors;
 pub mod resort;
 pub mod settings;
+pub mod settling;
 pub(crate) mod slots;
 pub mod viscosity;
 
@@ -33,6 +34,7 @@ pub use contacts::{BoundaryContactState, BoundaryContactSystems};
 pub use density::grid_projection::GridProjection;
 pub use neighbors::{NeighborState, SlotFill, find_fluid_neighbors};
 pub use settings::FluidSettings;
+pub use settling::{FluidSettling, SettlingState};
 
 use crate::constraints::distance::solve_distance_constraints;
 use crate::dynamics::integrator::{predict, update_velocities};
@@ -66,10 +68,13 @@ impl Plugin for FluidPlugin {
             .register_type::<DensityState>()
             .register_type::<XsphState>()
             .register_type::<SolverThreads>()
+            .register_type::<FluidSettling>()
+            .register_required_components::<FluidParticle, FluidSettling>()
             .init_resource::<NeighborState>()
             .init_resource::<DensityState>()
             .init_resource::<XsphState>()
-            .init_resource::<BoundaryContactState>();
+            .init_resource::<BoundaryContactState>()
+            .init_resource::<SettlingState>();
         StepChecks::add::<FluidSettings>(app);
         StepChecks::add::<SolverThreads>(app);
         app.add_observer(boundary::mark_boundary_dirty::<Add, BoundaryParticle>)
@@ -77,7 +82,8 @@ impl Plugin for FluidPlugin {
             .add_observer(boundary::mark_boundary_dirty::<Add, BoundaryDensityOnly>)
             .add_observer(boundary::mark_boundary_dirty::<Remove, BoundaryDensityOnly>)
             .add_observer(boundary::mark_boundary_dirty::<Add, Disabled>)
-            .add_observer(boundary::mark_boundary_dirty::<Remove, Disabled>);
+            .add_observer(boundary::mark_boundary_dirty::<Remove, Disabled>)
+            .add_observer(settling::note_placed_fluid);
         // The contacts' systems run only in steps with fluid and boundary samples (one test).
         app.configure_sets(
             PbdSubstepSchedule,
@@ -111,7 +117,9 @@ impl Plugin for FluidPlugin {
                 (
                     density::project_fluid_on_grid,
                     contacts::prepare_boundary_contacts.in_set(BoundaryContactSystems),
+                    settling::stabilise_settling_fluid,
                     density::solve_density_constraints,
+                    settling::guard_settling_fluid,
                     contacts::resolve_boundary_contacts.in_set(BoundaryContactSystems),
                 )
                     .chain()

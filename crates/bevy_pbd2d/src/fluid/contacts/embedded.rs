@@ -76,21 +76,38 @@ pub(super) fn scan(
 }
 
 /// Which way an embedded particle at x₀ = `start` leaves the wall: the wall's `normal` turned to
-/// the side x₀ is on (measured from `on`, a point of the wall's line), or, exactly on the line (a
-/// row of samples has no inside), to the side of the first of the `hints` that points off it.
+/// a side. Farther than `band` from the wall's line (measured from `on`, a point of it), the
+/// side x₀ is on. Within it (inside the discs, where a particle sunk a little into a floor is
+/// below its line), the side of its fluid neighbours (`fluid_side`, m: toward their centre)
+/// when they lie at least 1 % of `radius` off the line; else the side its position one step
+/// before (`start + back`) was on, when it crossed the line in that step by at least 1 % of
+/// `radius` (less is noise: a held particle's velocity of a few µm/s across the wall pushed it
+/// out of the box); else the side x₀ is on. Exactly on the line with nothing to go by, the
+/// first of the directions `fallbacks` that points off it (where a row of samples has no
+/// inside: the samples' centroid, against gravity).
 pub(super) fn outward(
     normal: Vec2,
     (start, on): (Vec2, Vec2),
-    hints: impl IntoIterator<Item = Vec2>,
-    radius: f32,
+    (fluid_side, back, fallbacks): (Vec2, Vec2, [Vec2; 2]),
+    (band, radius): (f32, f32),
 ) -> Vec2 {
+    let noise = 0.01 * radius;
     let height = (start - on).dot(normal);
-    if height.abs() > 1e-6 * radius {
-        return normal * height.signum();
+    let own = (height.abs() > 1e-6 * radius).then(|| normal * height.signum());
+    if let Some(own) = own
+        && height.abs() >= band
+    {
+        return own;
     }
-    hints
-        .into_iter()
-        .map(|hint| (hint.dot(normal), hint.length()))
-        .find(|&(along, length)| along.abs() > 1e-6 * length)
-        .map_or(normal, |(along, _)| normal * along.signum())
+    let side = |offset: f32| normal * offset.signum();
+    let neighbours = (fluid_side.dot(normal).abs() >= noise).then(|| side(fluid_side.dot(normal)));
+    let before = height + back.dot(normal);
+    let crossed = (before.abs() >= noise && before * height <= 0.0).then(|| side(before));
+    let fallbacks = fallbacks.into_iter();
+    let fallback = fallbacks.filter(|hint| hint.dot(normal).abs() > 1e-6 * hint.length());
+    neighbours
+        .or(crossed)
+        .or(own)
+        .or_else(|| fallback.map(|hint| side(hint.dot(normal))).next())
+        .unwrap_or(normal)
 }

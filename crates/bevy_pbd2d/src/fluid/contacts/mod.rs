@@ -27,11 +27,13 @@
 //!   has no meaningful direction or length there, and shot such particles, and their
 //!   neighbours, out at the speed limit). The wall's line is the polyline joining samples at
 //!   most [`EDGE_RADII`] · r apart (inside the discs, so free particles never reach it). Its
-//!   way out is the normal of the segment nearest to it, turned to the side it is on; exactly
-//!   on the line, where a row of samples has no inside, to the side its motion came from,
-//!   else its fluid neighbours are on, else the samples' centroid is on (the inside of a
-//!   closed container), else against gravity. Its motion loses its part against the way out,
-//!   may not take it deeper into the discs it is in, is cut before it crosses the wall's line
+//!   way out is the normal of the segment nearest to it, turned to the side it is on when
+//!   farther than d from the line. Within d (a particle sunk a little into a floor is below
+//!   its line) to the side its fluid neighbours are on, else the side it was on a step before
+//!   when it crossed the line in that step, else the side it is on; exactly on the line with
+//!   nothing to go by (a row of samples has no inside), to the side the samples' centroid is
+//!   on (the inside of a closed container), else against gravity. Its motion loses its part
+//!   against the way out, may not take it deeper into the discs it is in, is cut before it crosses the wall's line
 //!   and may not enter another disc; then it is pushed out along the way out by the depth of
 //!   its discs or the Newton step of ρ_b − ρ0, at most [`DEPENETRATION_RADII`] · r per step
 //!   (and not across the line either). The push is applied to x* too, so that it
@@ -113,6 +115,9 @@ pub(crate) struct Held {
 pub struct BoundaryContactState {
     /// x₀ of each fluid row (m).
     pub(crate) start: Vec<Vec2>,
+    /// x* of each fluid row when the contacts were prepared (m): the centre of its boundary
+    /// list (settling moves x* after that).
+    listed_at: Vec<Vec2>,
     /// Embedded rows of this step, in row order.
     pub(crate) held: Vec<Held>,
     /// Rows stopped by a disc in this step, and the disc's outward normal there.
@@ -192,6 +197,10 @@ pub fn prepare_boundary_contacts(
     let r = settings.particle_radius;
     let mut centroid = None;
     let n = state.fluid_count.min(contacts.start.len());
+    contacts.listed_at.clear();
+    contacts
+        .listed_at
+        .extend_from_slice(&state.x_predicted[..n]);
     for i in 0..n {
         let (start, x, predicted) = (contacts.start[i], state.x[i], state.x_predicted[i]);
         let chunk = neighbors.chunks.get(i / CHUNK);
@@ -251,8 +260,8 @@ pub fn prepare_boundary_contacts(
         let inside = *centroid.get_or_insert_with(|| mean(walls.samples)) - start;
         // Its velocity at the start of the step (v* holds this step's gravity).
         let came = state.v[i] - g * dt;
-        let hints = [-came, fluid_side, inside, -g];
-        let out = outward(normal, (start, on), hints, r);
+        let hints = (fluid_side, -came * dt, [inside, -g]);
+        let out = outward(normal, (start, on), hints, (walls.radius, r));
         // The Newton step of ρ_b − ρ0 along the way out, or out of the discs.
         let slope = gradient
             .dot(-out)
@@ -301,10 +310,10 @@ pub fn resolve_boundary_contacts(
         neighbors.contact_grid(discs, state.boundary_x.len()),
     );
     let mut held = contacts.held.iter().copied().peekable();
-    let n = state.fluid_count.min(contacts.start.len());
+    let n = state.fluid_count.min(contacts.listed_at.len());
     for i in 0..n {
         let embedded = held.next_if(|held| held.row as usize == i);
-        let (start, x, predicted) = (contacts.start[i], state.x[i], state.x_predicted[i]);
+        let (start, x, predicted) = (contacts.start[i], state.x[i], contacts.listed_at[i]);
         let list = neighbors
             .chunks
             .get(i / CHUNK)

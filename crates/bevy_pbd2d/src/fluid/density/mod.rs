@@ -202,6 +202,8 @@ use bevy::prelude::*;
 
 pub use state::{DensityRow, DensityState, GradientRing};
 
+pub(crate) use solve::solve;
+
 /// Longest position correction of one density iteration, in particle radii r:
 /// |ω Δxᵢ| ≤ 1.5 r.
 ///

@@ -1,0 +1,350 @@
+//! Settling: fluid placed where it does not fit is moved out, not shot out.
+//!
+//! PBF turns every position correction of a step into velocity, v = v* + (x − x*)/Δt
+//! (\[MM13\] Algorithm 1). That is right for the compression a step's own motion makes, and
+//! wrong for an error the particle started the step with: a row of fluid spawned on a floor's
+//! samples starts at C = 0.227, the density solve lifts it 0.48 r in one step, and at
+//! Δt = 5 ms the row was thrown a metre up (129 J; the energy grows as 1/Δt²). Blocks spawned
+//! into a wall, onto a collider's surface (which pushes their bottom row into the next) or into
+//! a corner did the same. The contacts already push such particles out of a wall without
+//! velocity (the pre-stabilisation of \[MMCK14\] §6.2, on x and x* alike); settling does the same
+//! for the density error that placement leaves, in two parts, per substep:
+//!
+//! 1. **Stabilisation** ([`stabilise_settling_fluid`], before the density solve): the density
+//!    solve runs once on the settling particles' island (every fluid row connected to one by
+//!    neighbour lists) at the start of the substep, x₀ = x* − Δt v* (with this substep's
+//!    wall pushes), the rest of the fluid held still (w = 0) and so are the rows a wall holds
+//!    (they are where the contacts put them), to the solver's tolerance
+//!    averaged over the island. Its correction d moves x and x* alike: the error placement
+//!    left is removed without velocity. (The walls' sweep after the solve still covers the
+//!    motion from x₀, so d cannot carry a particle through a wall.)
+//! 2. **Guard** ([`guard_settling_fluid`], after the density solve): the settling rows and
+//!    their fluid neighbours leave the solve with no more kinetic energy than they began the
+//!    substep with plus gravity's work over their motion, |v|² ≤ |v* − gΔt|² + 2 g·(x − x₀)
+//!    with v = v* + (x − x*)/Δt; a faster particle keeps its direction and the bound's speed,
+//!    the rest of its correction is added to x* too. The solve may take speed from them, and
+//!    gravity may give it; placement may not.
+//!
+//! **Who settles:** a fluid particle in its first substep whose density exceeds ρ0 by more than
+//! the tolerance (spawned into walls, colliders or other fluid); a particle a wall holds this
+//! substep (embedded, [`contacts`](super::contacts)); and a particle compressed by more than
+//! [`SETTLING_ERROR_FACTOR`] times the tolerance that was settling or is a fluid neighbour of
+//! one. It stops when none of these holds. Settling is kept per entity, so it survives the
+//! rows' rebuilds and re-sorts.
+//!
+//! **Cost:** nothing while no particle settles (one look at the spawned particles'
+//! densities); while some do, a density solve over their islands (a resting island is within
+//! tolerance after one or two iterations) and a pass over their neighbours. In the 420 steps of
+//! the reference dam break (the bench's regression run) no particle settles: its bits are
+//! unchanged.
+//!
+//! **State:** each fluid particle's [`FluidSettling`] (required by
+//! [`FluidParticle`] with the fluid plugin, saved with the world): a world written into
+//! another one settles exactly as the original would have. Teleporting fluid (writing a
+//! particle's position) into a wall or other fluid is not a spawn; insert
+//! [`FluidSettling::Placed`] with the new position to have it settle.
+
+use bevy::ecs::entity::EntityHashSet;
+use bevy::prelude::*;
+
+use crate::dynamics::Gravity;
+use crate::fluid::contacts::BoundaryContactState;
+use crate::fluid::density::{DensityState, solve};
+use crate::fluid::kernel::CubicSpline;
+use crate::fluid::neighbors::{NeighborChunk, NeighborState};
+use crate::fluid::settings::FluidSettings;
+use crate::parallel::{CHUNK, SolverThreads};
+#[cfg(doc)]
+use crate::particle::FluidParticle;
+use crate::particle::SolverIndex;
+use crate::particle::state::SolverState;
+use crate::stats::{PbdStats, Phase};
+
+/// A particle that was settling, or is a fluid neighbour of one, keeps settling while its
+/// density error C exceeds this many times the tolerance
+/// ([`FluidSettings::max_density_error_percent`]): 10 (1 % at the reference tolerance).
+pub const SETTLING_ERROR_FACTOR: f32 = 10.0;
+
+/// Where a fluid particle stands in settling (module docs). Required by [`FluidParticle`]
+/// (with [`FluidPlugin`](super::FluidPlugin)); default [`Placed`](Self::Placed).
+#[derive(Component, Reflect, Debug, Default, Clone, Copy, PartialEq, Eq)]
+#[reflect(Component, Default, Debug, PartialEq)]
+pub enum FluidSettling {
+    /// Just placed: at its next substep it settles if its density exceeds ρ0 by more than the
+    /// tolerance. Insert it again after moving a particle by hand to have it checked again.
+    #[default]
+    Placed,
+    /// Settling: its density error is being removed without velocity.
+    Settling,
+    /// Settled or never needed to: the density solve treats it as any fluid particle.
+    Settled,
+}
+
+/// Settling's lists between substeps (module docs); rebuilt from the particles'
+/// [`FluidSettling`], so not saved with the world.
+#[derive(Resource, Debug, Default)]
+pub struct SettlingState {
+    /// The settling particles.
+    settling: EntityHashSet,
+    /// Fluid particles whose [`FluidSettling`] was inserted since the last substep looked.
+    fresh: Vec<Entity>,
+    /// The settling particles and those just looked at, before this substep's choice.
+    looked: Vec<Entity>,
+    /// Settling rows of this substep, in row order.
+    rows: Vec<u32>,
+    /// Rows the guard applies to (the settling rows and their fluid neighbours), and their
+    /// positions before the density solve (m).
+    guard: Vec<(u32, Vec2)>,
+    /// Per fluid row: 1 settling, 2 in the island (scratch).
+    mark: Vec<u8>,
+    /// The island's rows (scratch), the positions and inverse masses set aside (scratch).
+    island: Vec<u32>,
+    saved_x: Vec<Vec2>,
+    saved_w: Vec<f32>,
+}
+
+impl SettlingState {
+    /// Number of settling fluid particles.
+    pub fn len(&self) -> usize {
+        self.settling.len()
+    }
+
+    /// Whether no fluid particle settles.
+    pub fn is_empty(&self) -> bool {
+        self.settling.is_empty()
+    }
+}
+
+/// Observer: a fluid particle placed (spawned, written from a saved world, or given
+/// [`FluidSettling`] again) is looked at in its next substep.
+pub(crate) fn note_placed_fluid(
+    placed: On<Insert, FluidSettling>,
+    mut settling: ResMut<SettlingState>,
+) {
+    settling.fresh.push(placed.entity);
+}
+
+/// ρᵢ = m W(0) + Σⱼ m Wᵢⱼ + Σₖ Ψₖ Wᵢₖ (kg/m²) at the current x, over row `i`'s lists.
+fn density_of(
+    state: &SolverState,
+    chunk: &NeighborChunk,
+    kernel: &CubicSpline,
+    m: f32,
+    i: usize,
+) -> f32 {
+    let (k, xi) = (i % CHUNK, state.x[i]);
+    let fluid = chunk.fluid_of(k).iter();
+    let fluid = fluid.map(|&j| m * kernel.w((xi - state.x[j as usize]).length()));
+    let walls = chunk.boundary_of(k).iter().map(|&b| {
+        let b = b as usize;
+        state.boundary_psi[b] * kernel.w((xi - state.boundary_x[b]).length())
+    });
+    m * kernel.w0() + fluid.sum::<f32>() + walls.sum::<f32>()
+}
+
+/// [`SolveConstraints`](crate::PbdSubstepSystems::SolveConstraints), after the walls' contacts
+/// have found the embedded particles and before the density solve: which fluid particles
+/// settle, and the stabilisation of their islands (module docs).
+#[allow(clippy::too_many_arguments)]
+pub fn stabilise_settling_fluid(
+    time: Res<Time>,
+    settings: Res<FluidSettings>,
+    mut state: ResMut<SolverState>,
+    mut neighbors: ResMut<NeighborState>,
+    mut scratch: ResMut<DensityState>,
+    contacts: Res<BoundaryContactState>,
+    threads: Res<SolverThreads>,
+    mut particles: Query<(&SolverIndex, &mut FluidSettling)>,
+    mut settling: ResMut<SettlingState>,
+    mut stats: ResMut<PbdStats>,
+) {
+    let s = &mut *settling;
+    s.guard.clear();
+    let n = state.fluid_count;
+    // The rows a wall holds in this substep (w = 0 for the solve).
+    s.island.clear();
+    let held = contacts.held.iter().map(|h| h.row as usize);
+    let held = held.filter(|&i| i < n && state.w[i] == 0.0);
+    s.island.extend(held.map(|i| i as u32));
+    if s.settling.is_empty() && s.fresh.is_empty() && s.island.is_empty() {
+        stats.settling_particles = 0;
+        return;
+    }
+    let started = stats.begin_phase();
+    let state = &mut *state;
+    let row_of = |e: Entity, particles: &Query<(&SolverIndex, &mut FluidSettling)>| {
+        let (index, phase) = particles.get(e).ok()?;
+        let row = index.row() as usize;
+        (row < n && state.entities[row] == e).then_some((row, *phase))
+    };
+    let kernel = CubicSpline::new(settings.support_radius);
+    let m = settings.particle_mass();
+    let tolerance = settings.max_density_error_percent / 100.0;
+    let chunks = &neighbors.chunks;
+    let error = |i: usize| {
+        chunks.get(i / CHUNK).map_or(0.0, |c| {
+            density_of(state, c, &kernel, m, i) / settings.rest_density - 1.0
+        })
+    };
+    // 1: settling now; 3: was settling (kept while compressed).
+    s.mark.clear();
+    s.mark.resize(n, 0);
+    s.looked.clear();
+    s.looked.extend(s.settling.drain());
+    s.looked.append(&mut s.fresh);
+    for &e in &s.looked {
+        match row_of(e, &particles) {
+            Some((i, FluidSettling::Settling)) => s.mark[i] = 3,
+            Some((i, FluidSettling::Placed)) if error(i) > tolerance => s.mark[i] = 1,
+            _ => {}
+        }
+    }
+    for &i in &s.island {
+        s.mark[i as usize] = 1;
+    }
+    let limit = SETTLING_ERROR_FACTOR * tolerance;
+    for i in 0..n {
+        if s.mark[i] == 3 {
+            s.mark[i] = u8::from(error(i) > limit);
+        }
+    }
+    // Compressed fluid neighbours of settling rows settle too.
+    s.rows.clear();
+    s.rows
+        .extend((0..n as u32).filter(|&i| s.mark[i as usize] == 1));
+    for &i in &s.rows {
+        let i = i as usize;
+        let Some(chunk) = chunks.get(i / CHUNK) else {
+            continue;
+        };
+        for &j in chunk.fluid_of(i % CHUNK) {
+            let j = j as usize;
+            if s.mark[j] == 0 && state.w[j] > 0.0 && error(j) > limit {
+                s.mark[j] = 4;
+            }
+        }
+    }
+    s.rows.clear();
+    s.rows
+        .extend((0..n as u32).filter(|&i| s.mark[i as usize] != 0));
+    stats.settling_particles = s.rows.len();
+    s.settling
+        .extend(s.rows.iter().map(|&i| state.entities[i as usize]));
+    for &e in s.looked.iter().chain(&s.settling) {
+        if let Ok((_, mut phase)) = particles.get_mut(e) {
+            let now = if s.settling.contains(&e) {
+                FluidSettling::Settling
+            } else {
+                FluidSettling::Settled
+            };
+            phase.set_if_neq(now);
+        }
+    }
+    if s.rows.is_empty() {
+        stats.end_phase(Phase::Solve, started);
+        return;
+    }
+    // The islands: every fluid row connected to a settling one (mark 2).
+    s.island.clear();
+    for &i in &s.rows {
+        s.mark[i as usize] = 2;
+        s.island.push(i);
+    }
+    let mut next = 0;
+    while let Some(&i) = s.island.get(next) {
+        next += 1;
+        let i = i as usize;
+        let Some(chunk) = chunks.get(i / CHUNK) else {
+            continue;
+        };
+        for &j in chunk.fluid_of(i % CHUNK) {
+            if s.mark[j as usize] != 2 {
+                s.mark[j as usize] = 2;
+                s.island.push(j);
+            }
+        }
+    }
+    // Stabilisation: the solve on the islands at x₀, the rest held still.
+    let dt = time.delta_secs();
+    s.saved_x.clear();
+    s.saved_x.extend_from_slice(&state.x[..n]);
+    s.saved_w.clear();
+    s.saved_w.extend_from_slice(&state.w[..n]);
+    for i in 0..n {
+        if s.mark[i] == 2 {
+            state.x[i] = state.x_predicted[i] - dt * state.v[i];
+        } else {
+            state.w[i] = 0.0;
+        }
+    }
+    let mut island_settings = *settings;
+    island_settings.max_density_error_percent *= s.island.len() as f32 / n as f32;
+    let track = core::mem::replace(&mut scratch.track_boundary_push, false);
+    let (iterations, _) = solve(
+        &island_settings,
+        state,
+        &mut neighbors.chunks,
+        &mut scratch,
+        threads.cap(),
+    );
+    scratch.track_boundary_push = track;
+    stats.fluid_iterations += iterations;
+    for i in 0..n {
+        let x0 = state.x_predicted[i] - dt * state.v[i];
+        let d = if s.mark[i] == 2 && s.saved_w[i] > 0.0 {
+            state.x[i] - x0
+        } else {
+            Vec2::ZERO
+        };
+        state.x[i] = s.saved_x[i] + d;
+        state.x_predicted[i] += d;
+        state.w[i] = s.saved_w[i];
+    }
+    // The guard's rows: the settling rows and their fluid neighbours (mark 5).
+    for &i in &s.rows {
+        let i = i as usize;
+        s.mark[i] = 5;
+        let Some(chunk) = neighbors.chunks.get(i / CHUNK) else {
+            continue;
+        };
+        for &j in chunk.fluid_of(i % CHUNK) {
+            s.mark[j as usize] = 5;
+        }
+    }
+    let x = &state.x;
+    s.guard.extend(
+        (0..n)
+            .filter(|&i| s.mark[i] == 5 && state.w[i] > 0.0)
+            .map(|i| (i as u32, x[i])),
+    );
+    stats.end_phase(Phase::Solve, started);
+}
+
+/// [`SolveConstraints`](crate::PbdSubstepSystems::SolveConstraints), after the density solve
+/// and before the walls push their embedded particles out: the settling rows and their
+/// neighbours leave the solve with no more kinetic energy than they started the substep with
+/// plus gravity's work over their motion (module docs).
+pub fn guard_settling_fluid(
+    time: Res<Time>,
+    gravity: Option<Res<Gravity>>,
+    mut state: ResMut<SolverState>,
+    settling: Res<SettlingState>,
+) {
+    let dt = time.delta_secs();
+    let g = gravity.map_or(Vec2::ZERO, |g| g.0);
+    let state = &mut *state;
+    for &(row, _) in &settling.guard {
+        let i = row as usize;
+        let (x, predicted, v_star) = (state.x[i], state.x_predicted[i], state.v[i]);
+        let start = predicted - dt * v_star;
+        let v = v_star + (x - predicted) / dt;
+        let v0 = v_star - dt * g;
+        let budget = (v0.length_squared() + 2.0 * g.dot(x - start)).max(0.0);
+        let speed2 = v.length_squared();
+        if !(speed2 > budget && speed2.is_finite()) {
+            continue;
+        }
+        let kept = v * (budget / speed2).sqrt();
+        state.x_predicted[i] = x - dt * (kept - v_star);
+    }
+}
