@@ -14,8 +14,8 @@
 //!    solve runs once on the settling particles' island (every fluid row connected to one by
 //!    neighbour lists) at the start of the substep, x₀ = x* − Δt v* (with this substep's
 //!    wall pushes), the rest of the fluid held still (w = 0) and so are the rows a wall holds
-//!    (they are where the contacts put them), to the solver's tolerance
-//!    averaged over the island. Its correction d moves x and x* alike: the error placement
+//!    (they are where the contacts put them), to the solver's tolerance averaged over the
+//!    island. Its correction d moves x and x* alike: the error placement
 //!    left is removed without velocity. (The walls' sweep after the solve still covers the
 //!    motion from x₀, so d cannot carry a particle through a wall.)
 //! 2. **Guard** ([`guard_settling_fluid`], after the density solve): the settling rows and
@@ -92,10 +92,10 @@ pub struct SettlingState {
     looked: Vec<Entity>,
     /// Settling rows of this substep, in row order.
     rows: Vec<u32>,
-    /// Rows the guard applies to (the settling rows and their fluid neighbours), and their
-    /// positions before the density solve (m).
-    guard: Vec<(u32, Vec2)>,
-    /// Per fluid row: 1 settling, 2 in the island (scratch).
+    /// Rows the guard applies to: the settling rows and their fluid neighbours.
+    guard: Vec<u32>,
+    /// Per fluid row (scratch): 0 not settling; 1 settling; 3 was settling; 4 a compressed
+    /// neighbour of a settling row; 2 in the island; 5 guarded.
     mark: Vec<u8>,
     /// The island's rows (scratch), the positions and inverse masses set aside (scratch).
     island: Vec<u32>,
@@ -311,12 +311,8 @@ pub fn stabilise_settling_fluid(
             s.mark[j as usize] = 5;
         }
     }
-    let x = &state.x;
-    s.guard.extend(
-        (0..n)
-            .filter(|&i| s.mark[i] == 5 && state.w[i] > 0.0)
-            .map(|i| (i as u32, x[i])),
-    );
+    s.guard
+        .extend((0..n as u32).filter(|&i| s.mark[i as usize] == 5 && state.w[i as usize] > 0.0));
     stats.end_phase(Phase::Solve, started);
 }
 
@@ -333,7 +329,7 @@ pub fn guard_settling_fluid(
     let dt = time.delta_secs();
     let g = gravity.map_or(Vec2::ZERO, |g| g.0);
     let state = &mut *state;
-    for &(row, _) in &settling.guard {
+    for &row in &settling.guard {
         let i = row as usize;
         let (x, predicted, v_star) = (state.x[i], state.x_predicted[i], state.v[i]);
         let start = predicted - dt * v_star;

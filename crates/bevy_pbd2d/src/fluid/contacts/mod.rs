@@ -33,12 +33,12 @@
 //!   when it crossed the line in that step, else the side it is on; exactly on the line with
 //!   nothing to go by (a row of samples has no inside), to the side the samples' centroid is
 //!   on (the inside of a closed container), else against gravity. Its motion loses its part
-//!   against the way out, may not take it deeper into the discs it is in, is cut before it crosses the wall's line
-//!   and may not enter another disc; then it is pushed out along the way out by the depth of
-//!   its discs or the Newton step of ρ_b − ρ0, at most [`DEPENETRATION_RADII`] · r per step
-//!   (and not across the line either). The push is applied to x* too, so that it
-//!   adds no velocity (as the pre-stabilisation of \[MMCK14\] moves x and x* alike): an
-//!   embedded particle is moved out, not shot out.
+//!   against the way out, may not take it deeper into the discs it is in, is cut before it
+//!   crosses the wall's line and may not enter another disc; then it is pushed out along the
+//!   way out by the depth of its discs or the Newton step of ρ_b − ρ0, at most
+//!   [`DEPENETRATION_RADII`] · r per step (and not across the line either). The push is
+//!   applied to x* too, so that it adds no velocity (as the pre-stabilisation of \[MMCK14\]
+//!   moves x and x* alike): an embedded particle is moved out, not shot out.
 //!
 //! ρ_b is summed over the samples within h of x* (x₀'s, when the particle moved far): a
 //! particle that moved may be found embedded a step late. Boundary samples are static: the
