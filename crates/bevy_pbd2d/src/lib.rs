@@ -177,6 +177,11 @@
 //!   final positions (the demo never resets its error sum and always does two iterations);
 //! - XSPH is applied to the velocities at the end of the step, as in \[MM13\]
 //!   ([`fluid::viscosity`] explains the equivalence with the demo's acceleration);
+//! - the density tolerance is the demo's at its Δt = 5 ms and longer steps, and shrinks in
+//!   proportion in shorter steps and substeps
+//!   ([`FluidSettings::density_tolerance_percent`](fluid::FluidSettings::density_tolerance_percent)):
+//!   the error a solve leaves becomes velocity over Δt in the next step, and a fixed tolerance
+//!   heated the fluid at small Δt;
 //! - additions for robustness: the step gate, a CFL speed limit for fluid
 //!   ([`FluidSettings::cfl_number`](fluid::FluidSettings::cfl_number)), deterministic
 //!   separation of coincident particles, a speed limit for held particles

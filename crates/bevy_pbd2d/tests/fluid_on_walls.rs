@@ -19,7 +19,8 @@ const R: f32 = 0.025;
 enum Wall {
     /// The dam-break box's boundary samples (floor at y = 0, left wall at x = 0).
     Samples,
-    /// A 3 m × 0.2 m rectangle collider, its top at y = 0.
+    /// A 10 m × 0.2 m rectangle collider, its top at y = 0 (wide enough that the fluid
+    /// spreading on it stays on it for the runs' second).
     Rect,
     /// The dam-break box as a polyline collider.
     PolylineBox,
@@ -139,6 +140,8 @@ struct Run {
     excess: (f32, u64),
     /// Lowest y any particle reached (m).
     lowest: f32,
+    /// Highest speed any particle reached (m/s).
+    top_speed: f32,
 }
 
 impl Run {
@@ -163,7 +166,7 @@ impl Run {
             }
             Wall::Rect => {
                 let at = Transform::from_xyz(0.0, -0.1, 0.0);
-                collider(&mut app, Rectangle::new(3.0, 0.2), at, default());
+                collider(&mut app, Rectangle::new(10.0, 0.2), at, default());
             }
             Wall::PolylineBox => {
                 let shape = DamBreakBuilder::default().box_polyline(&settings);
@@ -187,6 +190,7 @@ impl Run {
             phi_max,
             excess: (f32::NEG_INFINITY, 0),
             lowest: f32::INFINITY,
+            top_speed: 0.0,
         }
     }
 
@@ -215,6 +219,7 @@ impl Run {
                 bound += m * (self.phi_max[k] - phi);
                 self.lowest = self.lowest.min(p.y);
             }
+            self.top_speed = self.top_speed.max(self.fastest());
             let excess = self.kinetic_energy() - bound;
             if excess > self.excess.0 {
                 self.excess = (excess, steps(&self.app));
@@ -239,27 +244,16 @@ fn the_issues_row_is_not_launched() {
     }
 }
 
-/// Without gravity nothing can give the fluid energy: every placement on the samples and the
-/// polyline box, at every Δt and substep count, keeps its kinetic energy within 1 mJ of zero
-/// while it is moved out of the wall, sinks no deeper into it, and is at rest after 1 s.
-///
-/// Left out, still open (issue 37's note): the block on a rectangle collider (2.8 J in its
-/// first step at Δt = 5 ms: the collider's contact pass after the density solve pushes the
-/// bottom row back out with velocity) and the block whose bottom row rests 1.32 r above the
-/// floor (not embedded, so it stops settling at 10× the tolerance; the rest of its error is
-/// then corrected with velocity: 1.1 J at Δt = 5 ms, 27 J at 1 ms). Fluid placed exactly on
-/// the polyline box's floor line without gravity comes to rest outside the box (1.79 r below
-/// the line): with no motion to tell the side, the collider picks the segment's outward normal.
+/// Without gravity nothing can give the fluid energy: every placement, at every Δt and
+/// substep count, keeps its kinetic energy within 1 mJ of zero while it is moved out of the
+/// wall, sinks no deeper into it (0.01 r), and is at rest after 1 s. (Before: the issue's kind gave
+/// up to 104 J; fluid placed exactly on the polyline box's floor line came to rest outside
+/// the box.)
 #[test]
 fn without_gravity_fluid_placed_on_a_wall_is_moved_out_at_rest() {
-    let open = |s: &&Scene| {
-        ["rectangle", "1.32 r", "polyline box's floor"]
-            .iter()
-            .any(|n| s.name.contains(n))
-    };
-    for scene in scenes().iter().filter(|s| !open(s)) {
+    for scene in scenes() {
         for clock in CLOCKS {
-            let mut run = Run::new(scene, clock, false);
+            let mut run = Run::new(&scene, clock, false);
             run.watch(1.0);
             let label = format!("{} at Δt {:.4} s × {}", scene.name, clock.0, clock.1);
             let lowest = scene.points.iter().map(|p| p.y).fold(f32::MAX, f32::min);
@@ -269,8 +263,9 @@ fn without_gravity_fluid_placed_on_a_wall_is_moved_out_at_rest() {
                 "{label}: {} m/s at 1 s",
                 run.fastest()
             );
+            // (A block placed away from the wall over-dense expands a little both ways.)
             assert!(
-                run.lowest >= lowest - 1e-6,
+                run.lowest >= lowest - 0.01 * R,
                 "{label}: sank to {}",
                 run.lowest
             );
@@ -278,17 +273,21 @@ fn without_gravity_fluid_placed_on_a_wall_is_moved_out_at_rest() {
     }
 }
 
-/// With gravity, at Δt = 1/60 s and 1/200 s: the kinetic energy of every placement stays
-/// within 0.2 J per particle of what gravity could have given (the issue's row got ~6 J per
-/// particle; the most measured is 0.16 J, the 5 × 5 block in the corner at 1/200 s), and none
-/// falls through or escapes the wall.
+/// With gravity, at Δt = 1/60 s to 1 ms and with substeps: the kinetic energy of every
+/// placement stays within 0.2 J per particle (m g r / 3) of what gravity could have given
+/// since spawn (the issue's row got ~6 J per particle; the most measured is 0.14 J, the
+/// 5 × 5 block in the corner at 5 ms: settling lifts rows that gravity has already
+/// accelerated, which the bound counts against them); no particle is ever faster than the
+/// front of a dam break of the placement's height H (Ritter: 2√(gH), H from the wall, y = 0,
+/// or the lowest spawn point below it to 2r above the highest); none falls through or escapes
+/// the wall.
 #[test]
 fn with_gravity_fluid_placed_on_a_wall_gains_no_more_than_gravity_gives() {
-    for scene in scenes().iter().filter(|s| !s.name.contains("rectangle")) {
-        for clock in &CLOCKS[..2] {
-            let mut run = Run::new(scene, *clock, true);
+    for scene in scenes() {
+        for clock in CLOCKS {
+            let mut run = Run::new(&scene, clock, true);
             run.watch(1.0);
-            let label = format!("{} at Δt {:.4} s", scene.name, clock.0);
+            let label = format!("{} at Δt {:.4} s × {}", scene.name, clock.0, clock.1);
             let allowed = 0.2 * scene.points.len() as f32;
             assert!(
                 run.excess.0 <= allowed,
@@ -296,6 +295,13 @@ fn with_gravity_fluid_placed_on_a_wall_gains_no_more_than_gravity_gives() {
                 run.excess
             );
             let lowest = scene.points.iter().map(|p| p.y).fold(f32::MAX, f32::min);
+            let highest = scene.points.iter().map(|p| p.y).fold(f32::MIN, f32::max);
+            let front = 2.0 * (9.81 * (highest + 2.0 * R - lowest.min(0.0))).sqrt();
+            assert!(
+                run.top_speed <= front,
+                "{label}: {} m/s, a dam break's front {front} m/s",
+                run.top_speed
+            );
             assert!(
                 run.lowest >= lowest.min(0.0) - 0.5 * R,
                 "{label}: fell to {}",

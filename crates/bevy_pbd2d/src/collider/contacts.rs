@@ -9,6 +9,7 @@ use crate::collider::ColliderContactState;
 use crate::collider::geometry::Hit;
 use crate::collider::sync::StepCollider;
 use crate::dynamics::{Gravity, PbdSubsteps};
+use crate::fluid::settling::SettlingState;
 use crate::particle::SolverState;
 use crate::stats::{PbdStats, Phase};
 
@@ -76,8 +77,38 @@ pub(crate) fn collide_predicted(
     mut stats: ResMut<PbdStats>,
 ) {
     let started = stats.begin_phase();
-    pass(&mut state, &mut contacts, false);
+    let rows = 0..state.len();
+    pass(&mut state, &mut contacts, false, rows);
     stats.end_phase(Phase::Contacts, started);
+}
+
+/// [`SolveConstraints`](crate::PbdSubstepSystems::SolveConstraints), between settling's two
+/// solves of its islands ([`settling`](crate::fluid::settling) module docs): the island rows
+/// its first solve moved into a collider are pushed out as the predicted pass would, and the
+/// push is applied to x* too (it undoes a motion settling made without velocity, so it adds
+/// none); the rows' contact records are left as the predicted pass made them (no friction,
+/// restitution or momentum for the bodies). The rows pushed are held in settling's second
+/// solve.
+pub(crate) fn push_settling_fluid_out(
+    mut state: ResMut<SolverState>,
+    mut contacts: ResMut<ColliderContactState>,
+    settling: Option<ResMut<SettlingState>>,
+) {
+    let Some(mut settling) = settling.filter(|s| !s.island_rows().is_empty()) else {
+        return;
+    };
+    let rows = settling.island_rows().to_vec();
+    for i in rows {
+        let i = i as usize;
+        let (x, predicted, touch) = (state.x[i], state.x_predicted[i], contacts.touch[i]);
+        pass(&mut state, &mut contacts, false, i..i + 1);
+        let moved = state.x[i] - x;
+        state.x_predicted[i] = predicted + moved;
+        contacts.touch[i] = touch;
+        if moved != Vec2::ZERO {
+            settling.hold(i as u32);
+        }
+    }
 }
 
 /// [`SolveContacts`](crate::PbdSubstepSystems::SolveContacts): every particle's motion since
@@ -89,13 +120,19 @@ pub(crate) fn collide_solved(
     mut stats: ResMut<PbdStats>,
 ) {
     let started = stats.begin_phase();
-    pass(&mut state, &mut contacts, true);
+    let rows = 0..state.len();
+    pass(&mut state, &mut contacts, true, rows);
     stats.collider_contacts = contacts.touch.iter().filter(|t| t.collider != NONE).count();
     stats.end_phase(Phase::Contacts, started);
 }
 
-/// One contact pass over every row with w > 0.
-fn pass(state: &mut SolverState, contacts: &mut ColliderContactState, friction: bool) {
+/// One contact pass over the `rows` with w > 0.
+fn pass(
+    state: &mut SolverState,
+    contacts: &mut ColliderContactState,
+    friction: bool,
+    rows: core::ops::Range<usize>,
+) {
     let ColliderContactState {
         colliders,
         bins,
@@ -105,7 +142,7 @@ fn pass(state: &mut SolverState, contacts: &mut ColliderContactState, friction: 
         candidates,
         ..
     } = contacts;
-    for i in 0..state.len() {
+    for i in rows {
         if state.w[i].partial_cmp(&0.0) != Some(core::cmp::Ordering::Greater) {
             continue;
         }

@@ -199,7 +199,16 @@ impl Geometry {
         } else {
             Vec2::Y
         };
-        let by_side = |n: Vec2| if side.dot(n) < 0.0 { -n } else { n };
+        // With no side to go by (`p` placed exactly on the line and not moving), the side of
+        // the chain's vertex centroid: inside a box drawn as an open chain.
+        let by_side = |n: Vec2| {
+            let towards = if side.dot(n) == 0.0 {
+                self.vertex_centroid() - p
+            } else {
+                side
+            };
+            if towards.dot(n) < 0.0 { -n } else { n }
+        };
         let (d, normal) = if t > 0.0 && t < 1.0 {
             // Beside the segment: the perpendicular distance (a point a rounding error off
             // the line still gets the line's normal, not the direction of that error).
@@ -231,6 +240,12 @@ impl Geometry {
             d - self.rounding
         };
         Surface { distance, normal }
+    }
+
+    /// The mean of the segments' end points (m, the geometry's frame).
+    fn vertex_centroid(&self) -> Vec2 {
+        let ends = self.segments.iter().flat_map(|&[a, b]| [a, b]);
+        ends.sum::<Vec2>() / (2 * self.segments.len()).max(1) as f32
     }
 
     /// Whether `p` is inside the closed loop (crossing number; a polygon only).

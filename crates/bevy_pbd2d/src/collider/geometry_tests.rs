@@ -55,6 +55,22 @@ fn distances_and_normals_match_the_closed_forms() {
     assert!((below.distance - 0.3).abs() < 1e-6 && below.normal.abs_diff_eq(-Vec2::Y, 1e-6));
     let on = seg.surface(Vec2::ZERO, Vec2::new(0.1, -1.0));
     assert!(on.distance == 0.0 && on.normal.abs_diff_eq(-Vec2::Y, 1e-6));
+
+    // With no side given, a point on an open chain's line goes to the chain's inside: a box
+    // drawn as an open U, either way round, sends a point on its floor up.
+    let u = [
+        Vec2::new(-1.0, 1.0),
+        Vec2::new(-1.0, 0.0),
+        Vec2::new(1.0, 0.0),
+        Vec2::new(1.0, 1.0),
+    ];
+    for points in [u, [u[3], u[2], u[1], u[0]]] {
+        let on = geometry(Polyline2d::new(points)).surface(Vec2::new(0.3, 0.0), Vec2::ZERO);
+        assert!(
+            on.distance == 0.0 && on.normal.abs_diff_eq(Vec2::Y, 1e-6),
+            "{on:?}"
+        );
+    }
 }
 
 #[test]

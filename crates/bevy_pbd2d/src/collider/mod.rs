@@ -70,6 +70,7 @@ pub use samples::{ColliderSample, ColliderSampleOf, ColliderSamples};
 
 use crate::dynamics::integrator::{predict, update_velocities};
 use crate::fluid::boundary::update_boundary;
+use crate::fluid::settling::{restabilise_settling_fluid, stabilise_settling_fluid};
 use crate::particle::state::SolverState;
 use crate::particle::sync::copy_particles_in;
 use crate::schedule::{
@@ -152,6 +153,10 @@ impl Plugin for ColliderPlugin {
                 contacts::collide_predicted
                     .in_set(PbdSubstepSystems::Predict)
                     .after(predict),
+                contacts::push_settling_fluid_out
+                    .in_set(PbdSubstepSystems::SolveConstraints)
+                    .after(stabilise_settling_fluid)
+                    .before(restabilise_settling_fluid),
                 contacts::collide_solved.in_set(PbdSubstepSystems::SolveContacts),
                 contacts::apply_restitution
                     .in_set(PbdSubstepSystems::UpdateVelocities)

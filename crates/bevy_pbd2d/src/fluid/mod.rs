@@ -118,6 +118,7 @@ impl Plugin for FluidPlugin {
                     density::project_fluid_on_grid,
                     contacts::prepare_boundary_contacts.in_set(BoundaryContactSystems),
                     settling::stabilise_settling_fluid,
+                    settling::restabilise_settling_fluid,
                     density::solve_density_constraints,
                     settling::guard_settling_fluid,
                     contacts::resolve_boundary_contacts.in_set(BoundaryContactSystems),

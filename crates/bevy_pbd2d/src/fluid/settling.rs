@@ -17,7 +17,13 @@
 //!    (they are where the contacts put them), to the solver's tolerance averaged over the
 //!    island. Its correction d moves x and x* alike: the error placement
 //!    left is removed without velocity. (The walls' sweep after the solve still covers the
-//!    motion from x₀, so d cannot carry a particle through a wall.)
+//!    motion from x₀, so d cannot carry a particle through a wall.) Where d moved island
+//!    rows into a collider (a block on a collider's surface: the solve spreads the bottom
+//!    row, pressed by the rows above, back towards the surface), the colliders push them out
+//!    without velocity as well ([`collider`](crate::collider)'s `push_settling_fluid_out`) and
+//!    [`restabilise_settling_fluid`] solves the islands again with those rows held. (Without
+//!    it, the colliders' contact pass after the density solve pushed them out with velocity:
+//!    a 10 × 5 block on a rectangle got 2.8 J at Δt = 5 ms, 66 J at 1 ms.)
 //! 2. **Guard** ([`guard_settling_fluid`], after the density solve): the settling rows and
 //!    their fluid neighbours leave the solve with no more kinetic energy than they began the
 //!    substep with plus gravity's work over their motion, |v|² ≤ |v* − gΔt|² + 2 g·(x − x₀)
@@ -27,9 +33,14 @@
 //!
 //! **Who settles:** a fluid particle in its first substep whose density exceeds ρ0 by more than
 //! the tolerance (spawned into walls, colliders or other fluid); a particle a wall holds this
-//! substep (embedded, [`contacts`](super::contacts)); and a particle compressed by more than
-//! [`SETTLING_ERROR_FACTOR`] times the tolerance that was settling or is a fluid neighbour of
-//! one. It stops when none of these holds. Settling is kept per entity, so it survives the
+//! substep (embedded, [`contacts`](super::contacts)); and a particle that was settling or is
+//! a fluid neighbour of one, compressed by more than the tolerance plus what gravity presses
+//! fluid on a wall by in a substep, g Δt² / 2r, that at most [`SETTLING_ERROR_FACTOR`] − 1
+//! times the tolerance. (Gravity keeps the rows on a wall compressed; settling them would
+//! lift them every substep. Without gravity a block settles to the tolerance: released at
+//! 10× it, a 5 × 5 block in a corner drifted off at 0.2–0.3 m/s.) It stops when none of
+//! these holds. The tolerance is the substep's
+//! ([`FluidSettings::density_tolerance_percent`]). Settling is kept per entity, so it survives the
 //! rows' rebuilds and re-sorts.
 //!
 //! **Cost:** nothing while no particle settles (one look at the spawned particles'
@@ -61,8 +72,10 @@ use crate::particle::state::SolverState;
 use crate::stats::{PbdStats, Phase};
 
 /// A particle that was settling, or is a fluid neighbour of one, keeps settling while its
-/// density error C exceeds this many times the tolerance
-/// ([`FluidSettings::max_density_error_percent`]): 10 (1 % at the reference tolerance).
+/// density error C exceeds the tolerance ([`FluidSettings::density_tolerance_percent`]) plus
+/// gravity's press in a substep, g Δt² / 2r, the sum capped at this many times the
+/// tolerance: 10 (module docs). At the reference settings and Δt = 5 ms the limit is
+/// 0.1 % + 0.49 % = 0.59 %; at 1/60 s the cap's 1 %; without gravity the tolerance.
 pub const SETTLING_ERROR_FACTOR: f32 = 10.0;
 
 /// Where a fluid particle stands in settling (module docs). Required by [`FluidParticle`]
@@ -95,12 +108,16 @@ pub struct SettlingState {
     /// Rows the guard applies to: the settling rows and their fluid neighbours.
     guard: Vec<u32>,
     /// Per fluid row (scratch): 0 not settling; 1 settling; 3 was settling; 4 a compressed
-    /// neighbour of a settling row; 2 in the island; 5 guarded.
+    /// neighbour of a settling row; 2 in the island; 5 in the island and guarded.
     mark: Vec<u8>,
     /// The island's rows (scratch), the positions and inverse masses set aside (scratch).
     island: Vec<u32>,
     saved_x: Vec<Vec2>,
     saved_w: Vec<f32>,
+    /// Island rows a collider pushed out after the first solve: held in the second.
+    pushed: Vec<u32>,
+    /// The tolerance of this substep's solves (average density error, fraction).
+    tolerance: f32,
 }
 
 impl SettlingState {
@@ -112,6 +129,17 @@ impl SettlingState {
     /// Whether no fluid particle settles.
     pub fn is_empty(&self) -> bool {
         self.settling.is_empty()
+    }
+
+    /// This substep's island rows (empty when none settles), between
+    /// [`stabilise_settling_fluid`] and [`restabilise_settling_fluid`].
+    pub(crate) fn island_rows(&self) -> &[u32] {
+        &self.island
+    }
+
+    /// Holds an island row in the second solve (a collider pushed it out of the first).
+    pub(crate) fn hold(&mut self, row: u32) {
+        self.pushed.push(row);
     }
 }
 
@@ -153,6 +181,7 @@ pub fn stabilise_settling_fluid(
     mut neighbors: ResMut<NeighborState>,
     mut scratch: ResMut<DensityState>,
     contacts: Res<BoundaryContactState>,
+    gravity: Option<Res<Gravity>>,
     threads: Res<SolverThreads>,
     mut particles: Query<(&SolverIndex, &mut FluidSettling)>,
     mut settling: ResMut<SettlingState>,
@@ -166,6 +195,7 @@ pub fn stabilise_settling_fluid(
     let held = contacts.held.iter().map(|h| h.row as usize);
     let held = held.filter(|&i| i < n && state.w[i] == 0.0);
     s.island.extend(held.map(|i| i as u32));
+    s.pushed.clear();
     if s.settling.is_empty() && s.fresh.is_empty() && s.island.is_empty() {
         stats.settling_particles = 0;
         return;
@@ -179,7 +209,8 @@ pub fn stabilise_settling_fluid(
     };
     let kernel = CubicSpline::new(settings.support_radius);
     let m = settings.particle_mass();
-    let tolerance = settings.max_density_error_percent / 100.0;
+    let dt = time.delta_secs();
+    let tolerance = settings.density_tolerance_percent(dt) / 100.0;
     let chunks = &neighbors.chunks;
     let error = |i: usize| {
         chunks.get(i / CHUNK).map_or(0.0, |c| {
@@ -202,7 +233,10 @@ pub fn stabilise_settling_fluid(
     for &i in &s.island {
         s.mark[i as usize] = 1;
     }
-    let limit = SETTLING_ERROR_FACTOR * tolerance;
+    // What gravity alone compresses fluid on a wall by in a substep: g Δt² over the spacing.
+    let g = gravity.map_or(0.0, |g| g.0.length());
+    let pressed = g * dt * dt / (2.0 * settings.particle_radius);
+    let limit = tolerance + pressed.min((SETTLING_ERROR_FACTOR - 1.0) * tolerance);
     for i in 0..n {
         if s.mark[i] == 3 {
             s.mark[i] = u8::from(error(i) > limit);
@@ -241,6 +275,7 @@ pub fn stabilise_settling_fluid(
         }
     }
     if s.rows.is_empty() {
+        s.island.clear();
         stats.end_phase(Phase::Solve, started);
         return;
     }
@@ -264,42 +299,16 @@ pub fn stabilise_settling_fluid(
             }
         }
     }
-    // Stabilisation: the solve on the islands at x₀, the rest held still.
-    let dt = time.delta_secs();
-    s.saved_x.clear();
-    s.saved_x.extend_from_slice(&state.x[..n]);
-    s.saved_w.clear();
-    s.saved_w.extend_from_slice(&state.w[..n]);
-    for i in 0..n {
-        if s.mark[i] == 2 {
-            state.x[i] = state.x_predicted[i] - dt * state.v[i];
-        } else {
-            state.w[i] = 0.0;
-        }
-    }
-    let mut island_settings = *settings;
-    island_settings.max_density_error_percent *= s.island.len() as f32 / n as f32;
-    let track = core::mem::replace(&mut scratch.track_boundary_push, false);
-    let (iterations, _) = solve(
-        &island_settings,
+    s.tolerance = tolerance;
+    stats.fluid_iterations += solve_islands(
+        s,
+        &settings,
         state,
-        &mut neighbors.chunks,
+        &mut neighbors,
         &mut scratch,
-        threads.cap(),
+        &threads,
+        dt,
     );
-    scratch.track_boundary_push = track;
-    stats.fluid_iterations += iterations;
-    for i in 0..n {
-        let x0 = state.x_predicted[i] - dt * state.v[i];
-        let d = if s.mark[i] == 2 && s.saved_w[i] > 0.0 {
-            state.x[i] - x0
-        } else {
-            Vec2::ZERO
-        };
-        state.x[i] = s.saved_x[i] + d;
-        state.x_predicted[i] += d;
-        state.w[i] = s.saved_w[i];
-    }
     // The guard's rows: the settling rows and their fluid neighbours (mark 5).
     for &i in &s.rows {
         let i = i as usize;
@@ -313,6 +322,91 @@ pub fn stabilise_settling_fluid(
     }
     s.guard
         .extend((0..n as u32).filter(|&i| s.mark[i as usize] == 5 && state.w[i as usize] > 0.0));
+    stats.end_phase(Phase::Solve, started);
+}
+
+/// Stabilisation: the density solve on the islands (mark 2) at x₀ = x* − Δt v*, the rest of
+/// the fluid and the rows held (`pushed`) still; its correction d moves x and x* alike.
+/// Returns the iterations.
+fn solve_islands(
+    s: &mut SettlingState,
+    settings: &FluidSettings,
+    state: &mut SolverState,
+    neighbors: &mut NeighborState,
+    scratch: &mut DensityState,
+    threads: &SolverThreads,
+    dt: f32,
+) -> u32 {
+    let n = state.fluid_count;
+    s.saved_x.clear();
+    s.saved_x.extend_from_slice(&state.x[..n]);
+    s.saved_w.clear();
+    s.saved_w.extend_from_slice(&state.w[..n]);
+    for i in 0..n {
+        if matches!(s.mark[i], 2 | 5) {
+            state.x[i] = state.x_predicted[i] - dt * state.v[i];
+        } else {
+            state.w[i] = 0.0;
+        }
+    }
+    for &i in &s.pushed {
+        state.w[i as usize] = 0.0;
+    }
+    let mut island_settings = *settings;
+    island_settings.max_density_error_percent =
+        100.0 * s.tolerance * s.island.len() as f32 / n as f32;
+    let track = core::mem::replace(&mut scratch.track_boundary_push, false);
+    let (iterations, _) = solve(
+        &island_settings,
+        state,
+        &mut neighbors.chunks,
+        scratch,
+        threads.cap(),
+    );
+    scratch.track_boundary_push = track;
+    for i in 0..n {
+        let x0 = state.x_predicted[i] - dt * state.v[i];
+        let d = if matches!(s.mark[i], 2 | 5) && s.saved_w[i] > 0.0 {
+            state.x[i] - x0
+        } else {
+            Vec2::ZERO
+        };
+        state.x[i] = s.saved_x[i] + d;
+        state.x_predicted[i] += d;
+        state.w[i] = s.saved_w[i];
+    }
+    iterations
+}
+
+/// [`SolveConstraints`](crate::PbdSubstepSystems::SolveConstraints), after the colliders have
+/// pushed the island rows the first solve moved into them (without velocity): the islands
+/// are solved again with those rows held where the colliders put them (module docs).
+#[allow(clippy::too_many_arguments)]
+pub fn restabilise_settling_fluid(
+    time: Res<Time>,
+    settings: Res<FluidSettings>,
+    mut state: ResMut<SolverState>,
+    mut neighbors: ResMut<NeighborState>,
+    mut scratch: ResMut<DensityState>,
+    threads: Res<SolverThreads>,
+    mut settling: ResMut<SettlingState>,
+    mut stats: ResMut<PbdStats>,
+) {
+    if settling.pushed.is_empty() {
+        return;
+    }
+    let started = stats.begin_phase();
+    let iterations = solve_islands(
+        &mut settling,
+        &settings,
+        &mut state,
+        &mut neighbors,
+        &mut scratch,
+        &threads,
+        time.delta_secs(),
+    );
+    settling.pushed.clear();
+    stats.fluid_iterations += iterations;
     stats.end_phase(Phase::Solve, started);
 }
 

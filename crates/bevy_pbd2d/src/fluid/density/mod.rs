@@ -269,6 +269,7 @@ pub fn project_fluid_on_grid(
 /// [`PbdSubstepSystems::SolveConstraints`](crate::PbdSubstepSystems::SolveConstraints): the PBF density
 /// solve of all fluid particles.
 pub fn solve_density_constraints(
+    time: Res<Time>,
     settings: Res<FluidSettings>,
     mut state: ResMut<SolverState>,
     mut neighbors: ResMut<NeighborState>,
@@ -277,8 +278,10 @@ pub fn solve_density_constraints(
     mut stats: ResMut<PbdStats>,
 ) {
     let started = stats.begin_phase();
+    let mut step_settings = *settings;
+    step_settings.max_density_error_percent = settings.density_tolerance_percent(time.delta_secs());
     let (iterations, error) = solve::solve(
-        &settings,
+        &step_settings,
         &mut state,
         &mut neighbors.chunks,
         &mut scratch,
