@@ -377,3 +377,58 @@ fn a_half_space_ground_is_sampled_only_near_the_fluid() {
         assert!(p.y > 0.5 * r && p.y < 1.0, "a particle at {p}");
     }
 }
+
+/// Issue 37 with an avian collider: a 10 × 5 block of fluid placed with its bottom row on the
+/// top face of a static 10 m × 0.2 m box, at Δt = 1/120 s and 1 ms. Largest kinetic energy
+/// above what gravity could have given, Σ m g·(highest y since spawn − y) (J), and the
+/// fastest particle after 1 s (m/s).
+fn placed_on_an_avian_box(g: Vec2, dt: f32) -> (f32, f32) {
+    let mut app = app(g);
+    set_time_step(&mut app.world_mut().resource_mut::<Time<Fixed>>(), dt).unwrap();
+    app.insert_resource(TimeUpdateStrategy::ManualDuration(Duration::from_secs_f32(
+        dt,
+    )));
+    app.world_mut().spawn((
+        RigidBody::Static,
+        Collider::rectangle(10.0, 0.2),
+        Transform::from_xyz(0.0, -0.1, 0.0),
+    ));
+    let water = fluid_block(&mut app, Vec2::new(-0.25, 0.0), 10, 5, Vec2::ZERO);
+    let m = app.world().resource::<FluidSettings>().particle_mass();
+    let position = |app: &App, e| app.world().get::<Position>(e).unwrap().0;
+    let mut highest: Vec<f32> = water.iter().map(|&e| position(&app, e).y).collect();
+    let mut excess = f32::NEG_INFINITY;
+    let mut fastest = 0.0;
+    for _ in 0..(1.0 / dt).round() as u32 {
+        run(&mut app, 1);
+        let (mut kinetic, mut bound) = (0.0, 0.0);
+        fastest = 0.0f32;
+        for (k, &e) in water.iter().enumerate() {
+            let (y, v) = (
+                position(&app, e).y,
+                app.world().get::<Velocity>(e).unwrap().0,
+            );
+            highest[k] = highest[k].max(y);
+            bound += m * g.length() * (highest[k] - y);
+            kinetic += 0.5 * m * v.length_squared();
+            fastest = fastest.max(v.length());
+        }
+        excess = excess.max(kinetic - bound);
+    }
+    (excess, fastest)
+}
+
+/// Fluid placed on an avian collider's surface is moved out and not launched: without
+/// gravity it keeps its kinetic energy within 1 mJ of zero and is at rest after 1 s; with
+/// gravity it gains at most 0.2 J per particle more than gravity could have given (the
+/// sample walls' bound in tests/fluid_on_walls.rs).
+#[test]
+fn fluid_placed_on_an_avian_collider_is_not_launched() {
+    for dt in [1.0 / 120.0, 0.001] {
+        let (excess, fastest) = placed_on_an_avian_box(Vec2::ZERO, dt);
+        assert!(excess <= 1e-3, "Δt {dt}, no gravity: KE {excess} J");
+        assert!(fastest < 1e-3, "Δt {dt}, no gravity: {fastest} m/s at 1 s");
+        let (excess, _) = placed_on_an_avian_box(Vec2::new(0.0, -9.81), dt);
+        assert!(excess <= 0.2 * 50.0, "Δt {dt}: KE − bound {excess} J");
+    }
+}
