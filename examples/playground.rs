@@ -32,12 +32,11 @@ const TANK: Vec2 = Vec2::new(7.0, 4.0);
 const DEFAULT_WATER: u32 = 3000;
 /// Largest amount of water the panel accepts.
 const MAX_WATER: u32 = 20_000;
-/// Particles per row the spout emits, and steps between rows: a row moves 2.5 · 5 · 0.005 =
-/// 6.25 cm before the next one, more than the particles' spacing 2r = 5 cm (rows that
-/// overlap push each other apart, and the density solve turns that into a spray).
-const SPOUT_ROW: u32 = 5;
-const SPOUT_EVERY: u32 = 5;
-/// Where the spout is and its exit velocity (m, m/s).
+/// The spout: particles per second, nozzle width (5 slots of 2r) and where it is (m), and
+/// its exit velocity (m/s): 200 particles/s, as the rows of 5 every 5 steps of 5 ms it poured
+/// before it was a `FluidEmitter`.
+const SPOUT_RATE: f32 = 200.0;
+const SPOUT_WIDTH: f32 = 0.25;
 const SPOUT_AT: Vec2 = Vec2::new(3.0, 3.6);
 const SPOUT_VELOCITY: Vec2 = Vec2::new(-0.5, -2.5);
 /// The pool the scene starts with: fluid particles per row and column, lowest-left centre.
@@ -303,6 +302,17 @@ fn spawn_scene(
             Name::new("Water"),
         ))
         .id();
+    // The spout: an emitter whose local +y is the exit velocity.
+    let direction = SPOUT_VELOCITY.normalize();
+    let pose = Transform::from_translation(SPOUT_AT.extend(0.0))
+        .with_rotation(Quat::from_rotation_arc_2d(Vec2::Y, direction));
+    match FluidEmitter::new(SPOUT_RATE, SPOUT_VELOCITY.length(), SPOUT_WIDTH) {
+        Ok(spout) => {
+            let spout = spout.with_body(water);
+            commands.spawn((SceneEntity, spout, pose, Name::new("Spout")));
+        }
+        Err(error) => error!("cannot build the spout: {error}"),
+    }
     let d = 2.0 * settings.particle_radius;
     if let Ok(w) = InverseMass::from_mass(settings.particle_mass()) {
         let (columns, rows, corner) = POOL;
@@ -330,35 +340,22 @@ fn despawn_bodies(mut commands: Commands, scene: Query<Entity, With<SceneEntity>
     }
 }
 
-/// The spout: a row of fluid particles every few steps until the water is poured.
+/// The spout's emitter follows the panel: it pours while "Pour" is on, until the water body
+/// holds the particles asked for (the pool's included).
 fn pour(
-    mut commands: Commands,
     playground: Res<Playground>,
-    settings: Res<FluidSettings>,
-    water: Query<(Entity, Option<&BodyParticles>), With<Water>>,
-    mut step: Local<u32>,
+    water: Query<Option<&BodyParticles>, With<Water>>,
+    mut spout: Query<(&mut FluidEmitter, Option<&EmittedParticles>)>,
 ) {
-    let Ok((root, particles)) = water.single() else {
+    let (Ok(particles), Ok((mut emitter, poured))) = (water.single(), spout.single_mut()) else {
         return;
     };
     let count = particles.map_or(0, |p| p.len()) as u32;
-    *step += 1;
-    if !playground.pouring || count >= playground.water || !(*step).is_multiple_of(SPOUT_EVERY) {
-        return;
-    }
-    let Ok(w) = InverseMass::from_mass(settings.particle_mass()) else {
-        return;
-    };
-    let d = 2.0 * settings.particle_radius;
-    for k in 0..SPOUT_ROW.min(playground.water - count) {
-        let at = SPOUT_AT + Vec2::new((k as f32 - 0.5 * (SPOUT_ROW - 1) as f32) * d, 0.0);
-        commands.spawn((
-            FluidParticle,
-            Position(at),
-            Velocity(SPOUT_VELOCITY),
-            w,
-            ParticleOf(root),
-        ));
+    let poured = poured.map_or(0, |p| p.len()) as u32;
+    let max_count = Some(playground.water.saturating_sub(count - poured.min(count)));
+    emitter.enabled = playground.pouring;
+    if emitter.max_count != max_count {
+        emitter.max_count = max_count;
     }
 }
 

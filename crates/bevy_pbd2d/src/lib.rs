@@ -164,6 +164,12 @@
 //!   Spawning them where they fit (2r apart, 1.32 r above a flat wall of samples) costs
 //!   nothing. Moving a fluid particle by hand into such a place is not a spawn: insert
 //!   [`FluidSettling::Placed`](fluid::FluidSettling::Placed) with its new position.
+//! - *How do I make a tap, a drain, or water that evaporates?* Spawn a
+//!   [`FluidEmitter`](emitters::FluidEmitter) (rate, speed, nozzle width, lifetime, limit;
+//!   it never pours onto a particle), a [`FluidSink`](emitters::FluidSink) (a rectangle that
+//!   despawns the fluid entering it) or give particles a
+//!   [`ParticleLifetime`](emitters::ParticleLifetime); an emitter that stops at its limit
+//!   writes [`EmitterStopped`](emitters::EmitterStopped) once ([`emitters`]).
 //! - *Why does fluid not interact with cloth?* Not yet: fluid particles meet boundary samples
 //!   and each other only.
 //!
@@ -209,6 +215,7 @@ pub mod body;
 pub mod collider;
 pub mod constraints;
 pub mod dynamics;
+pub mod emitters;
 pub mod error;
 pub mod fluid;
 pub(crate) mod parallel;
@@ -251,6 +258,10 @@ pub mod prelude {
         LongRangeAttachment,
     };
     pub use crate::dynamics::{Gravity, IntegratorPlugin, SolverSettings, set_time_step};
+    pub use crate::emitters::{
+        DrainedCount, EmittedBy, EmittedParticles, EmitterPlugin, EmitterState, EmitterStopped,
+        FluidEmitter, FluidSink, ParticleLifetime,
+    };
     pub use crate::error::PbdError;
     pub use crate::fluid::{
         BoundaryParticle, FluidParticle, FluidPlugin, FluidSettings, FluidSettling, GridProjection,

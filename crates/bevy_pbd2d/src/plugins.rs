@@ -8,6 +8,7 @@ use crate::body::BodyPlugin;
 use crate::collider::ColliderPlugin;
 use crate::constraints::ConstraintsPlugin;
 use crate::dynamics::IntegratorPlugin;
+use crate::emitters::EmitterPlugin;
 use crate::fluid::FluidPlugin;
 use crate::particle::ParticlePlugin;
 use crate::scenes::ScenesPlugin;
@@ -47,6 +48,7 @@ impl PluginGroup for PbdPlugins {
             .add(IntegratorPlugin)
             .add(ConstraintsPlugin)
             .add(FluidPlugin)
+            .add(EmitterPlugin)
             .add(ColliderPlugin)
             .add(SolidContactsPlugin)
             .add(ShapeMatchingPlugin)
