@@ -1,6 +1,7 @@
 //! [`drain_fluid`] and [`expire_particles`]: fluid leaves through drains and when its time is
 //! up.
 
+use bevy::ecs::entity::EntityHashSet;
 use bevy::prelude::*;
 
 use super::components::{DrainedCount, FluidSink, ParticleLifetime};
@@ -9,7 +10,8 @@ use crate::fluid::FluidParticle;
 use crate::particle::Position;
 
 /// [`PbdWritten`](crate::schedule::PbdWritten): every [`FluidSink`] despawns the fluid
-/// particles inside it at the end of the step, and counts them.
+/// particles inside it at the end of the step, and counts them (before lifetimes end, so a
+/// particle drained as its time ends is counted).
 #[allow(clippy::type_complexity)]
 pub(crate) fn drain_fluid(
     mut commands: Commands,
@@ -21,6 +23,8 @@ pub(crate) fn drain_fluid(
     ancestors: Ancestors,
     fluid: Query<(Entity, &Position), With<FluidParticle>>,
 ) {
+    // A particle where two drains overlap is counted by the first only.
+    let mut gone = EntityHashSet::default();
     for (sink, at, mut drained) in &mut sinks {
         let Some(pose) = collider_pose(at, &ancestors) else {
             continue;
@@ -28,7 +32,7 @@ pub(crate) fn drain_fluid(
         let inverse = pose.inverse();
         for (entity, position) in &fluid {
             let local = inverse.transform_point(position.0).abs();
-            if local.cmple(sink.half_size).all() {
+            if local.cmple(sink.half_size).all() && gone.insert(entity) {
                 commands.entity(entity).try_despawn();
                 drained.0 += 1;
             }

@@ -62,8 +62,8 @@ impl Plugin for EmitterPlugin {
             .add_systems(
                 PbdSchedule,
                 (
-                    drain::expire_particles,
                     drain::drain_fluid,
+                    drain::expire_particles,
                     emit::emit_fluid,
                 )
                     .chain()

@@ -40,8 +40,8 @@
 //! lift them every substep. Without gravity a block settles to the tolerance: released at
 //! 10× it, a 5 × 5 block in a corner drifted off at 0.2–0.3 m/s.) It stops when none of
 //! these holds. The tolerance is the substep's
-//! ([`FluidSettings::density_tolerance_percent`]). Settling is kept per entity, so it survives the
-//! rows' rebuilds and re-sorts.
+//! ([`FluidSettings::density_tolerance_percent`]). Settling is kept per entity, so it
+//! survives the rows' rebuilds and re-sorts.
 //!
 //! **Cost:** nothing while no particle settles (one look at the spawned particles'
 //! densities); while some do, a density solve over their islands (a resting island is within
@@ -116,8 +116,6 @@ pub struct SettlingState {
     saved_w: Vec<f32>,
     /// Island rows a collider pushed out after the first solve: held in the second.
     pushed: Vec<u32>,
-    /// The tolerance of this substep's solves (average density error, fraction).
-    tolerance: f32,
 }
 
 impl SettlingState {
@@ -299,7 +297,6 @@ pub fn stabilise_settling_fluid(
             }
         }
     }
-    s.tolerance = tolerance;
     stats.fluid_iterations += solve_islands(
         s,
         &settings,
@@ -354,7 +351,7 @@ fn solve_islands(
     }
     let mut island_settings = *settings;
     island_settings.max_density_error_percent =
-        100.0 * s.tolerance * s.island.len() as f32 / n as f32;
+        settings.density_tolerance_percent(dt) * s.island.len() as f32 / n as f32;
     let track = core::mem::replace(&mut scratch.track_boundary_push, false);
     let (iterations, _) = solve(
         &island_settings,
