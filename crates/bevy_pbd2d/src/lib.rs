@@ -170,8 +170,11 @@
 //!   despawns the fluid entering it) or give particles a
 //!   [`ParticleLifetime`](emitters::ParticleLifetime); an emitter that stops at its limit
 //!   writes [`EmitterStopped`](emitters::EmitterStopped) once ([`emitters`]).
-//! - *Why does fluid not interact with cloth?* Not yet: fluid particles meet boundary samples
-//!   and each other only.
+//! - *Why does water pass through my cloth (rope, blob)?* Fluid meets only the bodies whose
+//!   root has [`FluidCoupling`](fluid::FluidCoupling): their particles are discs the fluid
+//!   cannot cross, and the fluid and the body push each other, momentum conserved. To hold
+//!   water, a cloth's particles need discs that touch ([`ParticleRadius`](collider::ParticleRadius)
+//!   = half the spacing) and a spacing near the fluid's 2r ([`coupling`](fluid::coupling)).
 //!
 //! ## Where we differ from the reference demos
 //!
@@ -264,8 +267,8 @@ pub mod prelude {
     };
     pub use crate::error::PbdError;
     pub use crate::fluid::{
-        BoundaryParticle, FluidParticle, FluidPlugin, FluidSettings, FluidSettling, GridProjection,
-        PseudoMass,
+        BoundaryParticle, FluidCoupling, FluidParticle, FluidPlugin, FluidSettings, FluidSettling,
+        GridProjection, PseudoMass,
     };
     pub use crate::particle::{
         InverseMass, KinematicTarget, Particle, ParticlePlugin, Position, Velocity,

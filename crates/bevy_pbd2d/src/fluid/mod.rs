@@ -8,12 +8,15 @@
 //! Fluid particles are particles ([`Particle`](crate::particle::Particle)) with
 //! [`FluidParticle`]; all fluid particles have the mass m = (2r)²ρ0 of [`FluidSettings`]. A
 //! fluid particle with w = 0 (pinned or held) contributes to its neighbours' densities but is
-//! not corrected, and asks for no room of its own (λ = 0, as a boundary sample). Fluid does not interact with cloth particles.
+//! not corrected, and asks for no room of its own (λ = 0, as a boundary sample). Fluid meets
+//! the particles of bodies with [`FluidCoupling`] ([`coupling`]) and passes through the
+//! others.
 
 pub mod boundary;
 pub mod cfl;
 mod components;
 pub mod contacts;
+pub mod coupling;
 pub mod density;
 pub(crate) mod grid;
 pub(crate) mod kernel;
@@ -31,6 +34,7 @@ use bevy::prelude::*;
 pub use crate::particle::FluidParticle;
 pub use components::{BoundaryDensityOnly, BoundaryIndex, BoundaryParticle, PseudoMass};
 pub use contacts::{BoundaryContactState, BoundaryContactSystems};
+pub use coupling::FluidCoupling;
 pub use density::grid_projection::GridProjection;
 pub use neighbors::{NeighborState, SlotFill, find_fluid_neighbors};
 pub use settings::FluidSettings;
@@ -69,12 +73,14 @@ impl Plugin for FluidPlugin {
             .register_type::<XsphState>()
             .register_type::<SolverThreads>()
             .register_type::<FluidSettling>()
+            .register_type::<FluidCoupling>()
             .register_required_components::<FluidParticle, FluidSettling>()
             .init_resource::<NeighborState>()
             .init_resource::<DensityState>()
             .init_resource::<XsphState>()
             .init_resource::<BoundaryContactState>()
-            .init_resource::<SettlingState>();
+            .init_resource::<SettlingState>()
+            .init_resource::<coupling::CouplingState>();
         StepChecks::add::<FluidSettings>(app);
         StepChecks::add::<SolverThreads>(app);
         app.add_observer(boundary::mark_boundary_dirty::<Add, BoundaryParticle>)
@@ -99,6 +105,10 @@ impl Plugin for FluidPlugin {
                 resort::resort_fluid_rows
                     .in_set(PbdPrepared)
                     .before(rebuild_particle_rows),
+                coupling::collect_coupled_particles
+                    .in_set(PbdPrepared)
+                    .after(copy_particles_in)
+                    .after(rebuild_particle_rows),
                 (viscosity::apply_xsph_viscosity, cfl::limit_fluid_speed)
                     .chain()
                     .in_set(PbdStepSystems::ApplyViscosity),
@@ -115,11 +125,13 @@ impl Plugin for FluidPlugin {
                     .before(predict),
                 find_fluid_neighbors.in_set(PbdSubstepSystems::FindNeighbors),
                 (
+                    coupling::separate_before_density.run_if(coupling::has_coupled_particles),
                     density::project_fluid_on_grid,
                     contacts::prepare_boundary_contacts.in_set(BoundaryContactSystems),
                     settling::stabilise_settling_fluid,
                     settling::restabilise_settling_fluid,
                     density::solve_density_constraints,
+                    coupling::separate_after_density.run_if(coupling::has_coupled_particles),
                     settling::guard_settling_fluid,
                     contacts::resolve_boundary_contacts.in_set(BoundaryContactSystems),
                 )
