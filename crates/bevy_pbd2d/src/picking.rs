@@ -11,7 +11,8 @@
 //! spatial hash grid (`SpatialHashGrid`) with cells of size r over the particles'
 //! [`Position`]s, built at most once per frame and only while a pointer is over a 2D
 //! camera, so a query touches the 3 × 3 cells around the cursor instead of every particle.
-//! Boundary samples are not particles and are never hit; a particle with a [`Pickable`] that is not hoverable is skipped.
+//! Boundary samples are not particles and are never hit; a particle with a [`Pickable`] that
+//! is not hoverable is skipped.
 //!
 //! **Dragging.** `Pointer<DragStart>` with [`PbdPickingSettings::button`] on a particle inserts
 //! [`KinematicTarget`]`(cursor)` and [`Dragged`]; every `Pointer<Drag>` moves the target to the
