@@ -115,9 +115,10 @@ pub struct PbdStats {
     /// Pairs of solid particles pushed apart in the last substep
     /// ([`solid_contacts`](crate::solid_contacts)).
     pub solid_contacts: usize,
-    /// Pairs of a fluid particle and a particle with
-    /// [`FluidCoupling`](crate::fluid::FluidCoupling) pushed apart in the last substep
-    /// ([`coupling`](crate::fluid::coupling)).
+    /// Contacts of a fluid particle and a particle with
+    /// [`FluidCoupling`](crate::fluid::FluidCoupling) resolved in the last substep, before and
+    /// after the density solve (a pair touching in both counts twice;
+    /// [`coupling`](crate::fluid::coupling)).
     pub coupled_contacts: usize,
     /// Particles the runaway guard took out in the last step
     /// ([`runaway`](crate::particle::runaway)).

@@ -62,7 +62,12 @@ fn a_jet_on_a_curtain_conserves_momentum() {
     app.world_mut().resource_mut::<Gravity>().0 = Vec2::ZERO;
     let cloth = free_cloth(&mut app, (4, 20), Vec2::new(0.0, 0.5));
     app.world_mut().entity_mut(cloth.root).insert(FluidCoupling);
-    let jet = fluid_block(&mut app, Vec2::new(-0.6, 0.1), (6, 10), Vec2::new(2.0, 0.0));
+    let jet = fluid_block(
+        &mut app,
+        Vec2::new(-0.6, -0.25),
+        (6, 10),
+        Vec2::new(2.0, 0.0),
+    );
     let all: Vec<Entity> = jet.iter().chain(&cloth.particles).copied().collect();
     run_steps(&mut app, 1);
     let p0 = momentum(&app, &all);
@@ -87,6 +92,32 @@ fn a_jet_on_a_curtain_conserves_momentum() {
         .filter(|&&p| position(&app, p).x > rightmost)
         .count();
     assert_eq!(through, 0, "fluid particles past the curtain");
+}
+
+/// Without [`FluidCoupling`] the same jet goes through the curtain.
+#[test]
+fn without_coupling_the_jet_passes_the_curtain() {
+    let mut app = app(0.005);
+    app.world_mut().resource_mut::<Gravity>().0 = Vec2::ZERO;
+    let cloth = free_cloth(&mut app, (4, 20), Vec2::new(0.0, 0.5));
+    let jet = fluid_block(
+        &mut app,
+        Vec2::new(-0.6, -0.25),
+        (6, 10),
+        Vec2::new(2.0, 0.0),
+    );
+    run_steps(&mut app, 101);
+    let rightmost = (cloth.particles.iter()).fold(f32::MIN, |x, &p| x.max(position(&app, p).x));
+    let through = jet
+        .iter()
+        .filter(|&&p| position(&app, p).x > rightmost)
+        .count();
+    assert!(
+        through >= jet.len() / 2,
+        "{through} of {} through",
+        jet.len()
+    );
+    assert_eq!(stats(&app).coupled_contacts, 0);
 }
 
 /// The sag (m) of a weightless, inextensible strip of length `length` between two pins at the
@@ -121,7 +152,11 @@ fn hydrostatic_sag(length: f32, span: f32, area: f32) -> f32 {
         0.5 * (lo + hi)
     };
     // For a depth d, the c that brings the pin to span/2 (the pin comes closer as c grows).
-    let c_for = |d: f64| bisect(-10.0, 40.0, &|lc| shoot(lc.exp(), d).0 <= span as f64 / 2.0).exp();
+    // Beyond c d² = 4 the wetted strip would loop on itself.
+    let c_for = |d: f64| {
+        let top = (4.0 / (d * d)).ln();
+        bisect(-10.0, top, &|lc| shoot(lc.exp(), d).0 <= span as f64 / 2.0).exp()
+    };
     let d = bisect(0.0, length as f64, &|d| {
         shoot(c_for(d), d).2 >= area as f64 / 2.0
     });
@@ -143,7 +178,9 @@ fn the_static_estimate_has_the_right_limits() {
 /// A hammock: a strip of 101 cloth particles 5 cm apart (5 m) and 2.5 cm in radius (touching
 /// discs), pinned at its ends 3 m apart, catches 500 fluid particles dropped into it: none
 /// passes through it or spills in 2 000 steps, and its sag is within 10 % of the static
-/// estimate with the water's weight.
+/// estimate with the water's weight. (An inextensible strip's sag hardly depends on its load:
+/// empty, this one would hang 1.81 m deep as a catenary, against 1.84 m with the water. What
+/// shows the load is carried is that the water stays on it.)
 #[test]
 fn a_cloth_hammock_holds_500_fluid_particles() {
     // 4 substeps of 20 iterations: at 1 × 5 or 2 × 10 the strip, stretched 7–11 % under the
@@ -204,9 +241,6 @@ fn a_cloth_hammock_holds_500_fluid_particles() {
     let area = water.len() as f32 * 0.05 * 0.05;
     let estimate = hydrostatic_sag(length, span, area);
     let stretch = stats(&app).max_relative_stretch;
-    println!(
-        "sag {sag} estimate {estimate} stretch {stretch} through {worst_through} spilled {worst_spilled}"
-    );
     assert_eq!(worst_through, 0, "fluid particles below the hammock");
     assert_eq!(worst_spilled, 0, "fluid particles over the rim");
     assert!(
@@ -283,13 +317,12 @@ fn floating_fraction(ratio: f32) -> f32 {
 }
 
 /// Blobs at 0.5 and 0.25 times the fluid's rest density float, the lighter one higher.
-/// Archimedes says 50 % and 25 % of their area under the surface; the coupling gives 56.5 %
-/// and 27.4 % (13 % and 10 % deeper: coupling module docs), so the bounds are 50–60 % and a
-/// difference of at least 0.2.
+/// Archimedes says 50 % and 25 % of their area under the surface; the coupling gives 55.6 %
+/// and 28.6 % (11 % and 14 % deeper: coupling module docs); the bounds are 45–60 % and
+/// 20–32 %.
 #[test]
 fn blobs_float_by_their_density() {
     let (half, quarter) = (floating_fraction(0.5), floating_fraction(0.25));
-    println!("half {half} quarter {quarter}");
     assert!(
         (0.5..=0.6).contains(&half),
         "0.5 ρ0: {:.1} % under",
