@@ -99,10 +99,12 @@ fn collect_shapes(
             let Ok((index, rest)) = particles.get(particle) else {
                 continue;
             };
-            let row = index.row() as usize;
-            if row >= state.len() || state.entities[row] != particle || !rest.0.is_finite() {
+            let Some(row) = state
+                .row_of(particle, *index)
+                .filter(|_| rest.0.is_finite())
+            else {
                 continue;
-            }
+            };
             let w = state.w[row];
             let mass = if w > 0.0 && w.is_finite() {
                 1.0 / w

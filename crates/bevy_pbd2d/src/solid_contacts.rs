@@ -120,10 +120,10 @@ pub(crate) fn collect_solid_particles(
             let Ok((index, radius)) = particles.get(particle) else {
                 continue;
             };
-            let row = index.row() as usize;
-            if row < state.fluid_count || row >= state.len() || state.entities[row] != particle {
+            let row = state.row_of(particle, *index);
+            let Some(row) = row.filter(|&row| row >= state.fluid_count) else {
                 continue;
-            }
+            };
             solid.rows.push(row as u32);
             solid.radius.push(radius.copied().unwrap_or_default().get());
             solid.body.push(k as u32);
@@ -247,8 +247,7 @@ fn apply_friction(solid: &SolidContactState, state: &mut SolverState, dt: f32) {
         if total <= 0.0 {
             continue;
         }
-        // Where each started the substep: x* − Δt v* (v is still the predicted velocity).
-        let start = |r: usize| state.x_predicted[r] - dt * state.v[r];
+        let start = |r: usize| state.substep_start(r, dt);
         let relative = (state.x[a] - start(a)) - (state.x[b] - start(b));
         let Some(n) = (state.x[a] - state.x[b]).try_normalize() else {
             continue;

@@ -128,10 +128,10 @@ pub(crate) fn collect_coupled_particles(
             let Ok((index, radius)) = particles.get(particle) else {
                 continue;
             };
-            let row = index.row() as usize;
-            if row < state.fluid_count || row >= state.len() || state.entities[row] != particle {
+            let row = state.row_of(particle, *index);
+            let Some(row) = row.filter(|&row| row >= state.fluid_count) else {
                 continue;
-            }
+            };
             coupling.rows.push(row as u32);
             coupling
                 .radius
@@ -156,12 +156,11 @@ pub(crate) fn separate_before_density(
     let coupling = &mut *coupling;
     let dt = time.delta_secs();
     find_pairs(&settings, &state, &neighbors, coupling);
-    // Where the fluid started the substep: x* − Δt v* (v is still the predicted velocity).
+    // Where the fluid began the substep.
     let mut start = core::mem::take(&mut coupling.start);
     start.clear();
     let n = state.fluid_count;
-    let predicted = state.x_predicted[..n].iter().zip(&state.v[..n]);
-    start.extend(predicted.map(|(&x, &v)| x - dt * v));
+    start.extend((0..n).map(|i| state.substep_start(i, dt)));
     let pushed = separate(&settings, &mut state, coupling, Some(&start));
     start.clear();
     start.extend_from_slice(&state.x[..n]);

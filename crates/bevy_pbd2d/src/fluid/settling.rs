@@ -341,7 +341,7 @@ fn solve_islands(
     s.saved_w.extend_from_slice(&state.w[..n]);
     for i in 0..n {
         if matches!(s.mark[i], 2 | 5) {
-            state.x[i] = state.x_predicted[i] - dt * state.v[i];
+            state.x[i] = state.substep_start(i, dt);
         } else {
             state.w[i] = 0.0;
         }
@@ -362,7 +362,7 @@ fn solve_islands(
     );
     scratch.track_boundary_push = track;
     for i in 0..n {
-        let x0 = state.x_predicted[i] - dt * state.v[i];
+        let x0 = state.substep_start(i, dt);
         let d = if matches!(s.mark[i], 2 | 5) && s.saved_w[i] > 0.0 {
             state.x[i] - x0
         } else {

@@ -79,6 +79,25 @@ impl SolverState {
         self.x.is_empty()
     }
 
+    /// The row of `entity`, whose [`SolverIndex`](crate::particle::SolverIndex) says `index`,
+    /// if this step's arrays hold it there (`None` for a particle added or removed since the
+    /// rows were built).
+    pub(crate) fn row_of(
+        &self,
+        entity: Entity,
+        index: crate::particle::SolverIndex,
+    ) -> Option<usize> {
+        let row = index.row() as usize;
+        (row < self.len() && self.entities.get(row) == Some(&entity)).then_some(row)
+    }
+
+    /// Where particle `row` began the running substep of length `dt` (s): x* − Δt v*, the
+    /// predicted position less the predicted velocity's step (m). Valid from the prediction
+    /// until the velocity update, while `v` still holds v*.
+    pub(crate) fn substep_start(&self, row: usize, dt: f32) -> Vec2 {
+        self.x_predicted[row] - dt * self.v[row]
+    }
+
     /// Resizes every per-particle array to `n` rows.
     pub(crate) fn resize_particles(&mut self, n: usize) {
         self.x.resize(n, Vec2::ZERO);
