@@ -3,6 +3,8 @@
 //! floats at the depth Archimedes predicts and a heavy one sinks.
 #![cfg(feature = "avian")]
 
+mod common;
+
 use core::time::Duration;
 
 use avian2d::prelude::{
@@ -48,25 +50,6 @@ fn run(app: &mut App, steps: u32) {
     }
 }
 
-/// Fluid particles on a grid of `nx × ny` at spacing 2r from `corner` (their lowest-left
-/// centre), with velocity `v`.
-fn fluid_block(app: &mut App, corner: Vec2, nx: u32, ny: u32, v: Vec2) -> Vec<Entity> {
-    let settings = *app.world().resource::<FluidSettings>();
-    let d = 2.0 * settings.particle_radius;
-    let w = InverseMass::from_mass(settings.particle_mass()).unwrap();
-    let world = app.world_mut();
-    let ids = (0..ny)
-        .flat_map(|i| (0..nx).map(move |j| corner + Vec2::new(j as f32, i as f32) * d))
-        .map(|p| {
-            world
-                .spawn((FluidParticle, Position(p), Velocity(v), w))
-                .id()
-        })
-        .collect();
-    world.flush();
-    ids
-}
-
 /// Total momentum of the fluid particles and the body (kg·m/s).
 fn momentum(app: &App, fluid: &[Entity], body: Entity) -> Vec2 {
     let m = app.world().resource::<FluidSettings>().particle_mass();
@@ -107,7 +90,7 @@ fn jet_momentum(mut app: App) {
             Transform::from_xyz(1.0, 0.2, 0.0),
         ))
         .id();
-    let jet = fluid_block(&mut app, Vec2::new(-0.5, 0.1), 8, 4, Vec2::new(2.0, 0.0));
+    let jet = common::fluid_block(&mut app, Vec2::new(-0.5, 0.1), (8, 4), Vec2::new(2.0, 0.0));
     run(&mut app, 2);
     let before = momentum(&app, &jet, body);
     let mut hit = false;
@@ -149,7 +132,7 @@ fn submerged_fraction(density: f32) -> (f32, f32) {
         ),
         Transform::default(),
     ));
-    let water = fluid_block(&mut app, Vec2::splat(2.0 * r), nx, ny, Vec2::ZERO);
+    let water = common::fluid_block(&mut app, Vec2::splat(2.0 * r), (nx, ny), Vec2::ZERO);
     // Settle the water first.
     run(&mut app, 240);
     let side = 0.3;
@@ -248,7 +231,7 @@ fn door_swing(with_water: bool) -> f32 {
     app.world_mut()
         .spawn(RevoluteJoint::new(anchor, door).with_local_anchor2(Vec2::new(0.0, 0.25)));
     if with_water {
-        fluid_block(&mut app, Vec2::splat(2.0 * r), 12, 16, Vec2::ZERO);
+        common::fluid_block(&mut app, Vec2::splat(2.0 * r), (12, 16), Vec2::ZERO);
     }
     let mut widest = 0.0f32;
     for _ in 0..240 {
@@ -363,7 +346,7 @@ fn a_half_space_ground_is_sampled_only_near_the_fluid() {
         Collider::half_space(Vec2::Y),
         Transform::default(),
     ));
-    let water = fluid_block(&mut app, Vec2::new(0.0, 2.0 * r), 10, 10, Vec2::ZERO);
+    let water = common::fluid_block(&mut app, Vec2::new(0.0, 2.0 * r), (10, 10), Vec2::ZERO);
     run(&mut app, 240);
     let samples = app
         .world_mut()
@@ -393,7 +376,7 @@ fn placed_on_an_avian_box(g: Vec2, dt: f32) -> (f32, f32) {
         Collider::rectangle(10.0, 0.2),
         Transform::from_xyz(0.0, -0.1, 0.0),
     ));
-    let water = fluid_block(&mut app, Vec2::new(-0.25, 0.0), 10, 5, Vec2::ZERO);
+    let water = common::fluid_block(&mut app, Vec2::new(-0.25, 0.0), (10, 5), Vec2::ZERO);
     let m = app.world().resource::<FluidSettings>().particle_mass();
     let position = |app: &App, e| app.world().get::<Position>(e).unwrap().0;
     let mut highest: Vec<f32> = water.iter().map(|&e| position(&app, e).y).collect();

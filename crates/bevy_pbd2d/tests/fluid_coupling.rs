@@ -9,20 +9,6 @@ use bevy_pbd2d::scenes::Cloth;
 
 use common::*;
 
-/// Fluid particles on a grid of `nx × ny` at spacing 2r from `corner` (their lowest-left
-/// centre), with velocity `v`.
-fn fluid_block(app: &mut App, corner: Vec2, (nx, ny): (u32, u32), v: Vec2) -> Vec<Entity> {
-    let settings = *app.world().resource::<FluidSettings>();
-    let d = 2.0 * settings.particle_radius;
-    let w = InverseMass::from_mass(settings.particle_mass()).unwrap();
-    spawn(app, |c| {
-        (0..ny)
-            .flat_map(|i| (0..nx).map(move |j| corner + Vec2::new(j as f32, i as f32) * d))
-            .map(|p| c.spawn((FluidParticle, Position(p), Velocity(v), w)).id())
-            .collect()
-    })
-}
-
 /// Σ m v over `particles` (kg·m/s).
 fn momentum(app: &App, particles: &[Entity]) -> Vec2 {
     particles
