@@ -175,6 +175,12 @@
 //!   cannot cross, and the fluid and the body push each other, momentum conserved. To hold
 //!   water, a cloth's particles need discs that touch ([`ParticleRadius`](collider::ParticleRadius)
 //!   = half the spacing) and a spacing near the fluid's 2r ([`coupling`](fluid::coupling)).
+//! - *How do I pour oil on water, or honey?* Give the particles a
+//!   [`FluidPhase`](fluid::FluidPhase) ([`OIL`](fluid::FluidPhase::OIL),
+//!   [`HONEY`](fluid::FluidPhase::HONEY), or your own rest density and viscosity): the phase
+//!   sets each particle's mass, and the density solve lets lighter liquids rise through
+//!   heavier ones ([`phases`](fluid::phases)). Colour them with
+//!   `ParticleColor` (feature `render`).
 //!
 //! ## Where we differ from the reference demos
 //!
@@ -267,8 +273,8 @@ pub mod prelude {
     };
     pub use crate::error::PbdError;
     pub use crate::fluid::{
-        BoundaryParticle, FluidCoupling, FluidParticle, FluidPlugin, FluidSettings, FluidSettling,
-        GridProjection, PseudoMass,
+        BoundaryParticle, FluidCoupling, FluidParticle, FluidPhase, FluidPlugin, FluidSettings,
+        FluidSettling, GridProjection, PseudoMass,
     };
     pub use crate::particle::{
         InverseMass, KinematicTarget, Particle, ParticlePlugin, Position, Velocity,
@@ -288,7 +294,7 @@ pub mod prelude {
 
     #[cfg(feature = "render")]
     pub use crate::render::{
-        BlobMesh, BodyFill, ClothMesh, FluidSurface, FluidSurfaceSettings, ParticleColor,
-        PbdRender, PbdRenderPlugin, RopeMesh,
+        BlobMesh, BodyFill, ClothMesh, ColorMixing, FluidSurface, FluidSurfaceSettings,
+        ParticleColor, PbdRender, PbdRenderPlugin, RopeMesh,
     };
 }

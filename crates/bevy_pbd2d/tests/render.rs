@@ -509,3 +509,72 @@ fn no_mesh_is_ever_left_without_vertices() {
     assert_eq!(drawn(&app), 0);
     assert!(triangles(mesh(&app, cloth.root)).is_empty());
 }
+
+/// Colour mixing: without gravity, a red and a blue 6 × 6 block of fluid touch. Over 2 s the
+/// colours mix where they meet and keep their sum (red and blue alike, to 10⁻⁴ relative);
+/// no channel leaves [0, 1] (no overshoot); a touching particle without `ColorMixing` keeps
+/// its colour, and so does everything with a zero rate.
+#[test]
+fn touching_colours_mix_and_keep_their_sum() {
+    let mut app = render_app(1.0 / 60.0);
+    app.insert_resource(Gravity(Vec2::ZERO));
+    let r = app.world().resource::<FluidSettings>().particle_radius;
+    let d = 2.0 * r;
+    let red = Color::linear_rgb(1.0, 0.0, 0.0);
+    let blue = Color::linear_rgb(0.0, 0.0, 1.0);
+    let left = common::fluid_block(&mut app, Vec2::ZERO, (6, 6), Vec2::ZERO);
+    let right = common::fluid_block(&mut app, Vec2::new(6.0 * d, 0.0), (6, 6), Vec2::ZERO);
+    let plain = common::fluid_block(&mut app, Vec2::new(0.0, 6.0 * d), (1, 1), Vec2::ZERO)[0];
+    for (block, color) in [(&left, red), (&right, blue)] {
+        for &p in block {
+            let mut p = app.world_mut().entity_mut(p);
+            p.insert((ParticleColor(color), ColorMixing::default()));
+        }
+    }
+    app.world_mut()
+        .entity_mut(plain)
+        .insert(ParticleColor(Color::WHITE));
+    let colours = |app: &App, block: &[Entity]| -> Vec<LinearRgba> {
+        let color = |p: Entity| app.world().get::<ParticleColor>(p).unwrap().0.to_linear();
+        block.iter().map(|&p| color(p)).collect()
+    };
+    let all: Vec<Entity> = left.iter().chain(&right).copied().collect();
+    common::run_steps(&mut app, 120);
+    let after = colours(&app, &all);
+    let (sum_red, sum_blue) = after
+        .iter()
+        .fold((0.0, 0.0), |(r, b), c| (r + c.red, b + c.blue));
+    assert!((sum_red - 36.0f32).abs() < 36.0 * 1e-4, "Σ red {sum_red}");
+    assert!(
+        (sum_blue - 36.0f32).abs() < 36.0 * 1e-4,
+        "Σ blue {sum_blue}"
+    );
+    for c in &after {
+        for v in [c.red, c.green, c.blue] {
+            assert!(
+                (-1e-6..=1.0 + 1e-6).contains(&v),
+                "channel {v} out of [0, 1]"
+            );
+        }
+    }
+    // The columns beside the interface mixed; the far columns less so.
+    let column_red = |app: &App, x: f32| {
+        let near: Vec<Entity> = all
+            .iter()
+            .copied()
+            .filter(|&p| (position(app, p).x - x).abs() < 0.5 * d)
+            .collect();
+        colours(app, &near).iter().map(|c| c.red).sum::<f32>() / near.len() as f32
+    };
+    let (edge, far) = (column_red(&app, 5.0 * d), column_red(&app, 0.0));
+    assert!(edge < 0.8, "red at the interface {edge}");
+    assert!(far > edge, "red far from it {far} against {edge}");
+    let white = app.world().get::<ParticleColor>(plain).unwrap().0;
+    assert_eq!(white, Color::WHITE);
+
+    for &p in &all {
+        app.world_mut().entity_mut(p).insert(ColorMixing(0.0));
+    }
+    common::run_steps(&mut app, 10);
+    assert_eq!(colours(&app, &all), after, "a zero rate mixes nothing");
+}

@@ -5,6 +5,7 @@
 use bevy::prelude::*;
 
 use crate::error::{PbdError, non_negative, positive};
+use crate::fluid::FluidPhase;
 
 /// A tap: pours fluid particles from a nozzle across its local x axis, moving along its local
 /// +y axis (rotate its `Transform` by π to pour down), at [`rate`](Self::rate) particles per
@@ -14,7 +15,7 @@ use crate::error::{PbdError, non_negative, positive};
 /// anything: a blocked or too slow nozzle pours less than its rate, never on top of itself.
 ///
 /// Each particle is a [`FluidParticle`](crate::fluid::FluidParticle) with the mass of
-/// [`FluidSettings`](crate::fluid::FluidSettings), velocity [`speed`](Self::speed) along +y,
+/// [`FluidSettings`](crate::fluid::FluidSettings) (or of its [`phase`](Self::phase)), velocity [`speed`](Self::speed) along +y,
 /// [`EmittedBy`] this emitter, [`ParticleOf`](crate::body::ParticleOf) the
 /// [`body`](Self::body) when set and a [`ParticleLifetime`] when
 /// [`lifetime`](Self::lifetime) is set. When a limit stops it ([`max_count`](Self::max_count)
@@ -41,6 +42,11 @@ pub struct FluidEmitter {
     pub body: Option<Entity>,
     /// Whether it pours (default `true`).
     pub enabled: bool,
+    /// The liquid it pours, `None` (default): the fluid's own ([`FluidSettings`]). Its
+    /// particles get this [`FluidPhase`] and its mass.
+    ///
+    /// [`FluidSettings`]: crate::fluid::FluidSettings
+    pub phase: Option<FluidPhase>,
 }
 
 impl FluidEmitter {
@@ -59,6 +65,7 @@ impl FluidEmitter {
             max_count: None,
             body: None,
             enabled: true,
+            phase: None,
         };
         emitter.validate()?;
         Ok(emitter)
@@ -79,6 +86,16 @@ impl FluidEmitter {
         self
     }
 
+    /// Pouring `phase` (oil, honey, …).
+    ///
+    /// # Errors
+    /// As [`FluidPhase::new`].
+    pub fn with_phase(mut self, phase: FluidPhase) -> Result<Self, PbdError> {
+        phase.validate()?;
+        self.phase = Some(phase);
+        Ok(self)
+    }
+
     /// With its particles joining `body`.
     pub fn with_body(mut self, body: Entity) -> Self {
         self.body = Some(body);
@@ -89,13 +106,17 @@ impl FluidEmitter {
     /// [`EmitterStopped`](super::EmitterStopped) with the reason).
     ///
     /// # Errors
-    /// As [`new`](Self::new) and [`with_lifetime`](Self::with_lifetime).
+    /// As [`new`](Self::new), [`with_lifetime`](Self::with_lifetime) and
+    /// [`with_phase`](Self::with_phase).
     pub fn validate(&self) -> Result<(), PbdError> {
         non_negative("emitter rate (1/s)", self.rate)?;
         crate::error::finite("emitter speed (m/s)", self.speed)?;
         non_negative("nozzle width (m)", self.nozzle_width)?;
         if let Some(lifetime) = self.lifetime {
             positive("emitter lifetime (s)", lifetime)?;
+        }
+        if let Some(phase) = self.phase {
+            phase.validate()?;
         }
         Ok(())
     }

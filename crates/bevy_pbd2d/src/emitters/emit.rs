@@ -126,6 +126,10 @@ pub(crate) fn emit_fluid(
             if let Some(lifetime) = emitter.lifetime {
                 particle.insert(ParticleLifetime(lifetime));
             }
+            if let Some(phase) = emitter.phase {
+                // Its hook sets the particle's mass.
+                particle.insert(phase);
+            }
             placed.push(p);
             near.push(p);
             state.owed -= 1.0;

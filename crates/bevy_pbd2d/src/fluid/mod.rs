@@ -6,7 +6,8 @@
 //! fluid cannot cross ([`contacts`]).
 //!
 //! Fluid particles are particles ([`Particle`](crate::particle::Particle)) with
-//! [`FluidParticle`]; all fluid particles have the mass m = (2r)²ρ0 of [`FluidSettings`]. A
+//! [`FluidParticle`]; fluid particles have the mass m = (2r)²ρ0 of [`FluidSettings`], or
+//! that of their [`FluidPhase`] ([`phases`]: oil on water, honey). A
 //! fluid particle with w = 0 (pinned or held) contributes to its neighbours' densities but is
 //! not corrected, and asks for no room of its own (λ = 0, as a boundary sample). Fluid meets
 //! the particles of bodies with [`FluidCoupling`] ([`coupling`]) and passes through the
@@ -22,6 +23,7 @@ pub(crate) mod grid;
 pub(crate) mod kernel;
 pub(crate) mod neighbor_lists;
 pub(crate) mod neighbors;
+pub mod phases;
 pub mod resort;
 pub mod settings;
 pub mod settling;
@@ -37,6 +39,7 @@ pub use contacts::{BoundaryContactState, BoundaryContactSystems};
 pub use coupling::FluidCoupling;
 pub use density::grid_projection::GridProjection;
 pub use neighbors::{NeighborState, SlotFill, find_fluid_neighbors};
+pub use phases::{FluidPhase, PhaseState};
 pub use settings::FluidSettings;
 pub use settling::{FluidSettling, SettlingState};
 
@@ -74,12 +77,15 @@ impl Plugin for FluidPlugin {
             .register_type::<SolverThreads>()
             .register_type::<FluidSettling>()
             .register_type::<FluidCoupling>()
+            .register_type::<FluidPhase>()
+            .register_type::<PhaseState>()
             .register_required_components::<FluidParticle, FluidSettling>()
             .init_resource::<NeighborState>()
             .init_resource::<DensityState>()
             .init_resource::<XsphState>()
             .init_resource::<BoundaryContactState>()
             .init_resource::<SettlingState>()
+            .init_resource::<PhaseState>()
             .init_resource::<coupling::CouplingState>();
         StepChecks::add::<FluidSettings>(app);
         StepChecks::add::<SolverThreads>(app);
@@ -105,7 +111,7 @@ impl Plugin for FluidPlugin {
                 resort::resort_fluid_rows
                     .in_set(PbdPrepared)
                     .before(rebuild_particle_rows),
-                coupling::collect_coupled_particles
+                (coupling::collect_coupled_particles, phases::collect_phases)
                     .in_set(PbdPrepared)
                     .after(copy_particles_in)
                     .after(rebuild_particle_rows),

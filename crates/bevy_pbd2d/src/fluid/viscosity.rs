@@ -11,6 +11,9 @@
 //! positions (recomputed here: the density passes store only ∇Wᵢⱼ per pair, a third less
 //! scratch traffic per iteration).
 //!
+//! With [phases](crate::fluid::phases) c is the mean of the pair's phases' coefficients,
+//! cᵢⱼ = (cᵢ + cⱼ)/2.
+//!
 //! The PBF demo computes the same increment but stores it as an acceleration
 //! aᵢ = −(c/Δt) Σⱼ (m/ρⱼ)(vᵢ − vⱼ)Wᵢⱼ that the next step's prediction adds (Δt aᵢ), so there
 //! it takes effect one step later, after gravity is added. Applying it here, as in the paper,
@@ -21,6 +24,7 @@ use bevy::prelude::*;
 use crate::fluid::density::DensityState;
 use crate::fluid::kernel::{CubicSpline, LANES, Lanes, lengths, sum_lanes};
 use crate::fluid::neighbors::{NeighborState, chunks_fit};
+use crate::fluid::phases::PhaseState;
 use crate::fluid::settings::FluidSettings;
 use crate::parallel::phases::for_blocks_mut;
 use crate::parallel::{CHUNK, SolverThreads, threads_for};
@@ -40,7 +44,7 @@ pub struct XsphState {
 
 /// [`PbdStepSystems::ApplyViscosity`](crate::PbdStepSystems::ApplyViscosity): XSPH smoothing.
 pub fn apply_xsph_viscosity(
-    settings: Res<FluidSettings>,
+    (settings, phases): (Res<FluidSettings>, Res<PhaseState>),
     mut state: ResMut<SolverState>,
     neighbors: Res<NeighborState>,
     density: Res<DensityState>,
@@ -53,11 +57,15 @@ pub fn apply_xsph_viscosity(
     let lists = chunks_fit(&neighbors.chunks, n, |chunk, _, rows| {
         chunk.fluid_count.len() == rows
     });
-    if n == 0 || settings.viscosity == 0.0 || density.rows.len() != n || !lists {
+    // Phases: c per row, the mean of the pair's (module docs).
+    let per_row = (phases.viscosity.len() == n).then_some(&phases.viscosity[..]);
+    let none = per_row.map_or(settings.viscosity == 0.0, |c| c.iter().all(|&c| c == 0.0));
+    if n == 0 || none || density.rows.len() != n || !lists {
         return;
     }
     let started = stats.begin_phase();
-    let c_m = settings.viscosity * settings.particle_mass();
+    let mass = settings.particle_mass();
+    let c_m = settings.viscosity * mass;
     let kernel = CubicSpline::new(settings.support_radius);
     let (x, v, w) = (&state.x[..n], &state.v[..n], &state.w[..n]);
     let rows = &density.rows;
@@ -88,12 +96,16 @@ pub fn apply_xsph_viscosity(
                 // Wᵢⱼ of the final positions; padding lanes (the particle itself) add nothing,
                 // nor does a zero density (never for fluid).
                 let wij = kernel.batch(rx, ry, lengths(rx, ry)).w;
-                let weight = (valid & rho.simd_gt(Lanes::ZERO)).select(wij / rho, Lanes::ZERO);
+                let mut weight = (valid & rho.simd_gt(Lanes::ZERO)).select(wij / rho, Lanes::ZERO);
+                if let Some(c) = per_row {
+                    let pair = |l: usize| 0.5 * (c[i] + c.get(js[l] as usize).unwrap_or(&0.0));
+                    weight *= Lanes::from(core::array::from_fn(pair));
+                }
                 sx += (vx - vi.x) * weight;
                 sy += (vy - vi.y) * weight;
             }
             let sum = Vec2::new(sum_lanes(sx), sum_lanes(sy));
-            *out = vi + c_m * sum;
+            *out = vi + if per_row.is_some() { mass } else { c_m } * sum;
         }
     });
     state.v[..n].copy_from_slice(&scratch.smoothed);
@@ -149,6 +161,7 @@ mod tests {
         world.insert_resource(neighbors);
         world.insert_resource(settings);
         world.init_resource::<XsphState>();
+        world.init_resource::<PhaseState>();
         world.init_resource::<SolverThreads>();
         world.init_resource::<PbdStats>();
         world.run_system_once(apply_xsph_viscosity).unwrap();

@@ -19,7 +19,8 @@ pub const MASS_RANGE: core::ops::RangeInclusive<f32> = 1e-9..=1e9;
 pub struct Particle;
 
 /// Marks a particle as fluid: a Position Based Fluids particle of the fluid plugin, with the mass
-/// of [`FluidSettings`](crate::fluid::FluidSettings). Requires [`Particle`]. Fluid particles
+/// of [`FluidSettings`](crate::fluid::FluidSettings), or of its
+/// [`FluidPhase`](crate::fluid::FluidPhase). Requires [`Particle`]. Fluid particles
 /// take the first rows of the solver arrays; without the fluid plugin they move as plain
 /// particles.
 #[derive(Component, Reflect, Debug, Default, Clone, Copy)]

@@ -44,7 +44,7 @@ mod skin;
 pub use blob::BlobMesh;
 pub use cloth::ClothMesh;
 pub use fill::BodyFill;
-pub use fluid::{FluidSurface, FluidSurfaceSettings, ParticleColor};
+pub use fluid::{ColorMixing, FluidSurface, FluidSurfaceSettings, ParticleColor};
 pub use rope::RopeMesh;
 
 use bevy::ecs::schedule::{InternedScheduleLabel, ScheduleLabel};
@@ -108,6 +108,17 @@ impl Plugin for PbdRenderPlugin {
     fn build(&self, app: &mut App) {
         app.register_type::<PbdRender>()
             .init_resource::<PbdRender>();
+        // Colour mixing is part of the step (it needs no assets), and of the fluid's (a
+        // game that disabled the fluid plugin has no fluid system).
+        app.register_type::<ColorMixing>();
+        if app.is_plugin_added::<crate::fluid::FluidPlugin>() {
+            app.add_systems(
+                crate::schedule::PbdSchedule,
+                fluid::mixing::mix_colors
+                    .in_set(crate::schedule::PbdWritten)
+                    .run_if(crate::schedule::step_allowed),
+            );
+        }
         // Meshes and materials are assets: without Bevy's asset and mesh plugins (a headless
         // app of `MinimalPlugins`) there is nothing to draw with.
         if !app.world().contains_resource::<Assets<Mesh>>() {

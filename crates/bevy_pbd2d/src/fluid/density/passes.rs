@@ -32,6 +32,10 @@ pub(crate) struct Fluid<'a> {
     pub chebyshev: &'a [f32],
     /// Longest correction ω Δxᵢ of one iteration (m): [`MAX_STEP_RADII`] r.
     pub max_step: f32,
+    /// Whether the fluid rows' masses differ (phases): then each row's correction is
+    /// weighted by its mobility μᵢ = wᵢ m (module docs of
+    /// [`density`](crate::fluid::density)), λᵢ divided by it and Δxᵢ multiplied by it.
+    pub mass_weighted: bool,
     pub boundary_x: &'a [Vec2],
     pub boundary_psi: &'a [f32],
 }
@@ -227,12 +231,16 @@ impl Fluid<'_> {
                 None => lanes(|l| w.get(g * GROUP + l).copied().unwrap_or(0.0)),
             };
             let density_v = V::from_f32x8(group.density);
+            let lambda = V::from_f32x8(group.lambda);
+            // Phases: λᵢ / μᵢ (the denominator's mobilities taken as the row's own).
+            let lambda = match self.mass_weighted {
+                true => lambda / (movable * <V as Lanes8>::splat(self.mass)),
+                false => lambda,
+            };
             let excess = zero.larger(density_v - <V as Lanes8>::splat(self.rest_density));
             let [density, lambda, bx, by, excess] = [
                 group.density,
-                V::from_f32x8(group.lambda)
-                    .where_gt(movable, zero)
-                    .to_f32x8(),
+                lambda.where_gt(movable, zero).to_f32x8(),
                 group.boundary_x,
                 group.boundary_y,
                 excess.where_gt(movable, zero).to_f32x8(),

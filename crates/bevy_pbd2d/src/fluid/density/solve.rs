@@ -131,7 +131,11 @@ impl Fluid<'_> {
                         *next = current;
                         let part = applied.as_deref_mut().map(|a| &mut a[g * GROUP + l]);
                         if wi > 0.0 {
-                            let step = Vec2::new(sx[l], sy[l]);
+                            let mut step = Vec2::new(sx[l], sy[l]);
+                            if self.mass_weighted {
+                                // Δxᵢ = μᵢ Σ λ ∇ᵢC with the mobility μᵢ = wᵢ m.
+                                step *= wi * self.mass;
+                            }
                             let cut = long & (1 << l) != 0;
                             if let Some(part) = part {
                                 *part = if cut { max / step.length() } else { 1.0 };
@@ -236,6 +240,7 @@ pub(super) fn solve_on(
         over_relaxation: settings.over_relaxation,
         chebyshev: &scratch.chebyshev_weights,
         max_step: MAX_STEP_RADII * settings.particle_radius,
+        mass_weighted: masses_differ(&state.w[..n], settings.particle_mass()),
         boundary_x: &state.boundary_x,
         boundary_psi: &state.boundary_psi,
     };
@@ -339,6 +344,12 @@ pub(super) fn solve_on(
         state.x[..n].copy_from_slice(&scratch.positions);
     }
     (iterations, error as f32)
+}
+
+/// Whether a movable row's inverse mass `w` differs from 1/`mass` (relative 10⁻⁶): fluid
+/// of several phases, whose corrections the solve weights by mobility.
+fn masses_differ(w: &[f32], mass: f32) -> bool {
+    w.iter().any(|&w| w > 0.0 && (w * mass - 1.0).abs() > 1e-6)
 }
 
 /// The Chebyshev semi-iterative weights w_k of corrections k = 0 .. `count` for spectral radius

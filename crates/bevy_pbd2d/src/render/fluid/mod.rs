@@ -28,7 +28,7 @@
 //! **Which particles.** A [`FluidParticle`](crate::particle::FluidParticle) is drawn if it has
 //! a [`ParticleColor`], or if its body's root ([`ParticleOf`](crate::body::ParticleOf)) has a
 //! [`FluidSurface`]; its colour is the former, else the latter's. Boundary samples are never
-//! drawn.
+//! drawn. Particles with [`ColorMixing`] exchange colour with the touching ones ([`mixing`]).
 //!
 //! **Where it can be.** With the defaults (kernel 2 r, threshold 0.25) a lone particle is a
 //! droplet of radius 1.22 r, a flat free surface lies about r beyond its outermost particles'
@@ -49,6 +49,7 @@
 //! as Bevy's HDR target (on WebGL2 it needs `EXT_color_buffer_float`, as HDR does).
 
 mod materials;
+pub mod mixing;
 mod splats;
 mod view;
 
@@ -59,6 +60,7 @@ use bevy::sprite_render::Material2dPlugin;
 use super::PbdRenderSystems;
 use crate::error::{PbdError, finite, positive, within};
 
+pub use mixing::ColorMixing;
 pub use splats::FluidSplats;
 
 /// On a fluid particle: its colour in the fluid surface (it is drawn even if its body has no

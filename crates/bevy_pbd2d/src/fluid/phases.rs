@@ -1,0 +1,184 @@
+//! Liquids of several kinds in one fluid: a [`FluidPhase`] per particle, with its own rest
+//! density and viscosity (\[MMCK14\] §7.1.1, after Solenthaler & Pajarola 2008).
+//!
+//! Every fluid particle keeps the same rest volume (2r)², whatever its phase: the density
+//! constraint counts neighbours with the fluid's reference mass m = (2r)² ρ0 of
+//! [`FluidSettings`], Cᵢ = ρᵢ/ρ0 − 1 with ρᵢ = m Σⱼ Wᵢⱼ (+ boundary), which is the number
+//! density form of multi-fluid SPH: an interface between two liquids is not seen as a
+//! density jump. A phase's rest density ρ0ₚ sets its particles' mass, mₚ = (2r)² ρ0ₚ, and the
+//! density solve weights each correction by the particle's mobility μᵢ = wᵢ m (\[MMCK14\]
+//! eq. 5, Δxᵢ = wᵢ Σ λ ∇ᵢC: the heavier particle moves less):
+//!
+//! ```text
+//! λᵢ = −Cᵢ / (μᵢ (Σⱼ |∇ⱼCᵢ|² + |∇ᵢCᵢ|²) + ε)          (the mobilities taken as the row's own)
+//! Δxᵢ = μᵢ (1/ρ0) Σⱼ m (λᵢ + λⱼ) ∇Wᵢⱼ   (+ the boundary term)
+//! ```
+//!
+//! The pressure impulse λ ∇C a particle receives does not depend on its mass, gravity's does:
+//! a lighter liquid rises through a heavier one (buoyancy), and the impulses of every pair are
+//! equal and opposite, so momentum is kept. Taking the neighbours' mobilities as the row's own
+//! in λ's denominator only changes how fast the iterations converge at an interface, not what
+//! they converge to. Without phases (every movable fluid row has w = 1/m) the solve runs
+//! unweighted, with the bits it always had.
+//!
+//! A phase's [`viscosity`](FluidPhase::viscosity) is the XSPH coefficient of its particles;
+//! a pair of two phases uses the mean of theirs.
+//!
+//! **Not covered.** The [grid projection](crate::fluid::FluidSettings::grid_projection) is a
+//! volume projection and does not see masses: with phases it still spreads the compression,
+//! and buoyancy comes from the Jacobi iterations only. The avian coupling's boundary push and
+//! the fluid–particle coupling use each particle's own mass (its w).
+
+use bevy::ecs::lifecycle::HookContext;
+use bevy::ecs::world::DeferredWorld;
+use bevy::prelude::*;
+
+use crate::error::{PbdError, at_most, non_negative, positive};
+use crate::fluid::settings::FluidSettings;
+use crate::particle::state::SolverState;
+use crate::particle::{FluidParticle, InverseMass, SolverIndex};
+
+/// On a fluid particle: the liquid it is, with its own rest density and viscosity (module
+/// docs). Requires [`FluidParticle`]. A fluid particle without one is of the fluid's own
+/// liquid, [`FluidSettings::rest_density`] and [`FluidSettings::viscosity`].
+///
+/// Inserting it sets the particle's [`InverseMass`] to 1/((2r)² ρ0ₚ) with the radius r of
+/// the [`FluidSettings`] resource at that time (a particle held with w = 0 stays held; without
+/// the resource, or with an invalid phase, the mass is left as it is and an error is logged).
+/// Build it with [`FluidPhase::new`] to have bad values refused; the preset liquids
+/// [`WATER`](Self::WATER), [`OIL`](Self::OIL) and [`HONEY`](Self::HONEY) are game values,
+/// chosen to read clearly on screen, not measured ones.
+#[derive(Component, Reflect, Debug, Clone, Copy, PartialEq)]
+#[reflect(Component, Debug, PartialEq)]
+#[require(FluidParticle)]
+#[component(on_insert = set_phase_mass)]
+pub struct FluidPhase {
+    /// Rest density ρ0ₚ (kg/m²), > 0 and finite: its particles weigh (2r)² ρ0ₚ.
+    pub rest_density: f32,
+    /// XSPH viscosity coefficient c of its particles, 0 ..= 1 (as
+    /// [`FluidSettings::viscosity`]).
+    pub viscosity: f32,
+}
+
+impl FluidPhase {
+    /// The default fluid's liquid: ρ0 1 000 kg/m², c 0.05 (the [`FluidSettings`] defaults).
+    pub const WATER: Self = Self {
+        rest_density: 1000.0,
+        viscosity: 0.05,
+    };
+    /// A light liquid that floats on water: ρ0 500 kg/m², c 0.1.
+    pub const OIL: Self = Self {
+        rest_density: 500.0,
+        viscosity: 0.1,
+    };
+    /// A heavy, slow liquid: ρ0 1 400 kg/m², c 0.9 (XSPH: most of a particle's velocity
+    /// difference to its neighbours is smoothed away every step).
+    pub const HONEY: Self = Self {
+        rest_density: 1400.0,
+        viscosity: 0.9,
+    };
+
+    /// A liquid of rest density `rest_density` (kg/m²) and XSPH viscosity `viscosity`.
+    ///
+    /// # Errors
+    /// [`PbdError::NotPositive`] for a rest density ≤ 0 or not finite; [`PbdError::Negative`]
+    /// or [`PbdError::TooLarge`] for a viscosity outside 0 ..= 1.
+    pub fn new(rest_density: f32, viscosity: f32) -> Result<Self, PbdError> {
+        let phase = Self {
+            rest_density,
+            viscosity,
+        };
+        phase.validate()?;
+        Ok(phase)
+    }
+
+    /// Checks the fields (as [`FluidPhase::new`]).
+    ///
+    /// # Errors
+    /// As [`FluidPhase::new`].
+    pub fn validate(&self) -> Result<(), PbdError> {
+        positive("phase rest density (kg/m²)", self.rest_density)?;
+        at_most(
+            "phase viscosity",
+            non_negative("phase viscosity", self.viscosity)?,
+            1.0,
+        )?;
+        Ok(())
+    }
+
+    /// The mass of one of its particles (kg): (2r)² ρ0ₚ with the radius r of `settings`.
+    pub fn particle_mass(&self, settings: &FluidSettings) -> f32 {
+        let d = 2.0 * settings.particle_radius;
+        d * d * self.rest_density
+    }
+}
+
+/// The on-insert hook of [`FluidPhase`]: the particle's mass follows its phase.
+fn set_phase_mass(mut world: DeferredWorld, context: HookContext) {
+    let entity = context.entity;
+    let Some(phase) = world.get::<FluidPhase>(entity).copied() else {
+        return;
+    };
+    let mass = match world.get_resource::<FluidSettings>() {
+        Some(settings) => phase.validate().map(|()| phase.particle_mass(settings)),
+        None => {
+            error!("bevy_pbd2d: FluidPhase on {entity} without FluidSettings: mass left as it is");
+            return;
+        }
+    };
+    match mass.and_then(InverseMass::from_mass) {
+        Ok(w) => {
+            if let Some(mut current) = world.get_mut::<InverseMass>(entity)
+                && current.0 != 0.0
+            {
+                *current = w;
+            }
+        }
+        Err(error) => error!("bevy_pbd2d: FluidPhase on {entity}: {error}; mass left as it is"),
+    }
+}
+
+/// The phases' per-row values of the current step (empty while no fluid particle has a
+/// [`FluidPhase`]).
+///
+/// Solver scratch, recomputed every step: reflected, but not as a resource
+/// (`ReflectResource`), so that saving a world leaves it out and a loaded world rebuilds it.
+#[derive(Resource, Reflect, Debug, Default)]
+pub struct PhaseState {
+    /// XSPH coefficient c per fluid row: its phase's, or [`FluidSettings::viscosity`].
+    pub viscosity: Vec<f32>,
+}
+
+/// [`PbdPrepared`](crate::schedule::PbdPrepared), once the rows are known: the phases'
+/// per-row values into [`PhaseState`]. A phase with invalid values (set by hand) counts as
+/// the fluid's own liquid, with one error logged.
+pub(crate) fn collect_phases(
+    phases: Query<(Entity, &SolverIndex, &FluidPhase)>,
+    settings: Res<FluidSettings>,
+    state: Res<SolverState>,
+    mut out: ResMut<PhaseState>,
+    mut reported: Local<bool>,
+) {
+    if phases.is_empty() {
+        if !out.viscosity.is_empty() {
+            out.viscosity.clear();
+        }
+        return;
+    }
+    let fluid = state.fluid_count;
+    out.viscosity.clear();
+    out.viscosity.resize(fluid, settings.viscosity);
+    for (entity, index, phase) in &phases {
+        let Some(row) = state.row_of(entity, *index).filter(|&row| row < fluid) else {
+            continue;
+        };
+        match phase.validate() {
+            Ok(()) => out.viscosity[row] = phase.viscosity,
+            Err(error) if !*reported => {
+                *reported = true;
+                error!("bevy_pbd2d: FluidPhase on {entity}: {error}; the fluid's own values used");
+            }
+            Err(_) => {}
+        }
+    }
+}
