@@ -10,31 +10,39 @@
 //! eq. 5, Δxᵢ = wᵢ Σ λ ∇ᵢC: the heavier particle moves less):
 //!
 //! ```text
-//! λᵢ = −Cᵢ / (μᵢ (Σⱼ |∇ⱼCᵢ|² + |∇ᵢCᵢ|²) + ε)          (the mobilities taken as the row's own)
+//! λᵢ = −Cᵢ / (μ_max (Σⱼ |∇ⱼCᵢ|² + |∇ᵢCᵢ|² + ε))      μ_max = the largest μ of the fluid
 //! Δxᵢ = μᵢ (1/ρ0) Σⱼ m (λᵢ + λⱼ) ∇Wᵢⱼ   (+ the boundary term)
 //! ```
 //!
 //! The pressure impulse λ ∇C a particle receives does not depend on its mass, gravity's does:
 //! a lighter liquid rises through a heavier one (buoyancy), and the impulses of every pair are
-//! equal and opposite, so momentum is kept. Taking the neighbours' mobilities as the row's own
-//! in λ's denominator only changes how fast the iterations converge at an interface, not what
-//! they converge to. Without phases (every movable fluid row has w = 1/m) the solve runs
-//! unweighted, with the bits it always had.
+//! equal and opposite, so momentum is kept. The exact denominator is Σₖ μₖ |∇ₖCᵢ|²; bounding
+//! every μₖ by the largest never moves a particle farther than a one-liquid solve would (with
+//! the row's own μᵢ instead, water's rows among oil moved twice as far), at the price of
+//! smaller steps for the heavier liquids (more iterations). Without phases (every movable
+//! fluid row has w = 1/m, relative 10⁻⁶) the solve runs unweighted, with the bits it always
+//! had; fluid particles given another mass by hand are weighted as phases are.
 //!
-//! A phase's [`viscosity`](FluidPhase::viscosity) is the XSPH coefficient of its particles;
-//! a pair of two phases uses the mean of theirs.
+//! A phase's [`viscosity`](FluidPhase::viscosity) is the XSPH coefficient of its particles; a
+//! pair of two phases uses the mean of theirs, shared by mass (module docs of
+//! [`viscosity`](crate::fluid::viscosity)).
 //!
 //! **Not covered.** The [grid projection](crate::fluid::FluidSettings::grid_projection) is a
 //! volume projection and does not see masses: with phases it still spreads the compression,
-//! and buoyancy comes from the Jacobi iterations only. The avian coupling's boundary push and
-//! the fluid–particle coupling use each particle's own mass (its w).
+//! but its velocity change is not shared by mass (it does not keep momentum between phases),
+//! and buoyancy comes from the Jacobi iterations only. The avian coupling's boundary push
+//! ([`DensityState::boundary_push`](crate::fluid::density::DensityState::boundary_push)) is
+//! summed from λᵢ/μ_max and read with the reference mass m, which gives each particle's
+//! impulse mᵢ Δxᵢ/Δt. Oil spawned under water rises by a Rayleigh–Taylor instability that is
+//! slow to start from a lattice, and a random mix of oil and water separates only partly: the
+//! particle lattice under pressure jams (figures in issue 35's notes).
 
 use bevy::ecs::lifecycle::HookContext;
 use bevy::ecs::world::DeferredWorld;
 use bevy::prelude::*;
 
-use crate::error::{PbdError, at_most, non_negative, positive};
-use crate::fluid::settings::FluidSettings;
+use crate::error::{PbdError, at_most, non_negative, within};
+use crate::fluid::settings::{FluidSettings, REST_DENSITY_RANGE};
 use crate::particle::state::SolverState;
 use crate::particle::{FluidParticle, InverseMass, SolverIndex};
 
@@ -43,17 +51,21 @@ use crate::particle::{FluidParticle, InverseMass, SolverIndex};
 /// liquid, [`FluidSettings::rest_density`] and [`FluidSettings::viscosity`].
 ///
 /// Inserting it sets the particle's [`InverseMass`] to 1/((2r)² ρ0ₚ) with the radius r of
-/// the [`FluidSettings`] resource at that time (a particle held with w = 0 stays held; without
-/// the resource, or with an invalid phase, the mass is left as it is and an error is logged).
+/// the [`FluidSettings`] resource at that time, and removing it sets the fluid's own mass
+/// (2r)² ρ0 back (a particle held with w = 0 stays held; without the resource, or with an
+/// invalid phase, the mass is left as it is and an error is logged). Changing the fields of a
+/// phase in place does not change the mass: insert the new phase instead.
 /// Build it with [`FluidPhase::new`] to have bad values refused; the preset liquids
 /// [`WATER`](Self::WATER), [`OIL`](Self::OIL) and [`HONEY`](Self::HONEY) are game values,
 /// chosen to read clearly on screen, not measured ones.
 #[derive(Component, Reflect, Debug, Clone, Copy, PartialEq)]
 #[reflect(Component, Debug, PartialEq)]
 #[require(FluidParticle)]
-#[component(on_insert = set_phase_mass)]
+#[component(on_insert = set_phase_mass, on_remove = restore_fluid_mass)]
 pub struct FluidPhase {
-    /// Rest density ρ0ₚ (kg/m²), > 0 and finite: its particles weigh (2r)² ρ0ₚ.
+    /// Rest density ρ0ₚ (kg/m²), in
+    /// [`REST_DENSITY_RANGE`]: its particles weigh
+    /// (2r)² ρ0ₚ.
     pub rest_density: f32,
     /// XSPH viscosity coefficient c of its particles, 0 ..= 1 (as
     /// [`FluidSettings::viscosity`]).
@@ -81,8 +93,9 @@ impl FluidPhase {
     /// A liquid of rest density `rest_density` (kg/m²) and XSPH viscosity `viscosity`.
     ///
     /// # Errors
-    /// [`PbdError::NotPositive`] for a rest density ≤ 0 or not finite; [`PbdError::Negative`]
-    /// or [`PbdError::TooLarge`] for a viscosity outside 0 ..= 1.
+    /// [`PbdError::NotInRange`] for a rest density outside
+    /// [`REST_DENSITY_RANGE`] (NaN included);
+    /// [`PbdError::Negative`] or [`PbdError::TooLarge`] for a viscosity outside 0 ..= 1.
     pub fn new(rest_density: f32, viscosity: f32) -> Result<Self, PbdError> {
         let phase = Self {
             rest_density,
@@ -97,7 +110,11 @@ impl FluidPhase {
     /// # Errors
     /// As [`FluidPhase::new`].
     pub fn validate(&self) -> Result<(), PbdError> {
-        positive("phase rest density (kg/m²)", self.rest_density)?;
+        within(
+            "phase rest density (kg/m²)",
+            self.rest_density,
+            REST_DENSITY_RANGE,
+        )?;
         at_most(
             "phase viscosity",
             non_negative("phase viscosity", self.viscosity)?,
@@ -135,6 +152,27 @@ fn set_phase_mass(mut world: DeferredWorld, context: HookContext) {
             }
         }
         Err(error) => error!("bevy_pbd2d: FluidPhase on {entity}: {error}; mass left as it is"),
+    }
+}
+
+/// The on-remove hook of [`FluidPhase`]: the particle takes the fluid's own mass again.
+fn restore_fluid_mass(mut world: DeferredWorld, context: HookContext) {
+    let Some(mass) = world
+        .get_resource::<FluidSettings>()
+        .map(|s| s.particle_mass())
+    else {
+        return;
+    };
+    let entity = context.entity;
+    match InverseMass::from_mass(mass) {
+        Ok(w) => {
+            if let Some(mut current) = world.get_mut::<InverseMass>(entity)
+                && current.0 != 0.0
+            {
+                *current = w;
+            }
+        }
+        Err(error) => error!("bevy_pbd2d: FluidPhase removed from {entity}: {error}"),
     }
 }
 

@@ -47,7 +47,8 @@
 //! that runs into fluid while the latter is still settling (placed compressed, for its first
 //! few substeps) meets rows whose speed the guard caps, so that impact is not momentum
 //! conserving (the same blocks with the struck one placed at spacing 1.8 r: 14 % of the
-//! momentum lost). The tolerance is the substep's
+//! momentum lost). Boundary samples are taken where they are in the substep, so fluid on a
+//! moving collider is judged against the collider's new place. The tolerance is the substep's
 //! ([`FluidSettings::density_tolerance_percent`]). Settling is kept per entity, so it
 //! survives the rows' rebuilds and re-sorts.
 //!

@@ -12,7 +12,9 @@
 //! scratch traffic per iteration).
 //!
 //! With [phases](crate::fluid::phases) c is the mean of the pair's phases' coefficients,
-//! cᵢⱼ = (cᵢ + cⱼ)/2.
+//! cᵢⱼ = (cᵢ + cⱼ)/2, and a pair of different masses shares its exchange by mass: the
+//! particle i takes 2 mⱼ/(mᵢ + mⱼ) of it, so that mᵢ Δvᵢ and mⱼ Δvⱼ are equal and opposite
+//! where the two see the same weight (they differ by ρᵢ against ρⱼ, as in one liquid).
 //!
 //! The PBF demo computes the same increment but stores it as an acceleration
 //! aᵢ = −(c/Δt) Σⱼ (m/ρⱼ)(vᵢ − vⱼ)Wᵢⱼ that the next step's prediction adds (Δt aᵢ), so there
@@ -98,7 +100,13 @@ pub fn apply_xsph_viscosity(
                 let wij = kernel.batch(rx, ry, lengths(rx, ry)).w;
                 let mut weight = (valid & rho.simd_gt(Lanes::ZERO)).select(wij / rho, Lanes::ZERO);
                 if let Some(c) = per_row {
-                    let pair = |l: usize| 0.5 * (c[i] + c.get(js[l] as usize).unwrap_or(&0.0));
+                    // cᵢⱼ shared by mass: 2 mⱼ/(mᵢ + mⱼ) = 2 wᵢ/(wᵢ + wⱼ) of it (module docs).
+                    let pair = |l: usize| {
+                        let j = js[l] as usize;
+                        let (cj, wj) = (c.get(j).copied(), w.get(j).copied());
+                        let (cj, wj) = (cj.unwrap_or(0.0), wj.unwrap_or(w[i]));
+                        (c[i] + cj) * w[i] / (w[i] + wj)
+                    };
                     weight *= Lanes::from(core::array::from_fn(pair));
                 }
                 sx += (vx - vi.x) * weight;

@@ -32,10 +32,10 @@ pub(crate) struct Fluid<'a> {
     pub chebyshev: &'a [f32],
     /// Longest correction ω Δxᵢ of one iteration (m): [`MAX_STEP_RADII`] r.
     pub max_step: f32,
-    /// Whether the fluid rows' masses differ (phases): then each row's correction is
-    /// weighted by its mobility μᵢ = wᵢ m (module docs of
-    /// [`density`](crate::fluid::density)), λᵢ divided by it and Δxᵢ multiplied by it.
-    pub mass_weighted: bool,
+    /// When the fluid rows' masses differ (phases), the largest mobility μ_max = max wᵢ m:
+    /// λᵢ is divided by it and each row's Δxᵢ multiplied by its own μᵢ
+    /// ([`phases`](crate::fluid::phases)).
+    pub largest_mobility: Option<f32>,
     pub boundary_x: &'a [Vec2],
     pub boundary_psi: &'a [f32],
 }
@@ -232,10 +232,10 @@ impl Fluid<'_> {
             };
             let density_v = V::from_f32x8(group.density);
             let lambda = V::from_f32x8(group.lambda);
-            // Phases: λᵢ / μᵢ (the denominator's mobilities taken as the row's own).
-            let lambda = match self.mass_weighted {
-                true => lambda / (movable * <V as Lanes8>::splat(self.mass)),
-                false => lambda,
+            // Phases: λᵢ / μ_max (the denominator's mobilities bounded by the largest).
+            let lambda = match self.largest_mobility {
+                Some(mu) => lambda / <V as Lanes8>::splat(mu),
+                None => lambda,
             };
             let excess = zero.larger(density_v - <V as Lanes8>::splat(self.rest_density));
             let [density, lambda, bx, by, excess] = [

@@ -177,7 +177,7 @@ fn density_and_correction_have_the_same_bits_on_every_path_and_the_direct_sums()
         over_relaxation: 1.0,
         chebyshev: &[],
         max_step: f32::INFINITY,
-        mass_weighted: false,
+        largest_mobility: None,
         boundary_x: &boundary_x,
         boundary_psi: &boundary_psi,
     };

@@ -132,11 +132,15 @@ impl Fluid<'_> {
                         let part = applied.as_deref_mut().map(|a| &mut a[g * GROUP + l]);
                         if wi > 0.0 {
                             let mut step = Vec2::new(sx[l], sy[l]);
-                            if self.mass_weighted {
+                            if self.largest_mobility.is_some() {
                                 // Δxᵢ = μᵢ Σ λ ∇ᵢC with the mobility μᵢ = wᵢ m.
                                 step *= wi * self.mass;
                             }
-                            let cut = long & (1 << l) != 0;
+                            let cut = match self.largest_mobility.is_some() {
+                                // The cap applies to the step taken, μᵢ times the sum.
+                                true => step.length_squared() > max * max,
+                                false => long & (1 << l) != 0,
+                            };
                             if let Some(part) = part {
                                 *part = if cut { max / step.length() } else { 1.0 };
                             }
@@ -240,7 +244,7 @@ pub(super) fn solve_on(
         over_relaxation: settings.over_relaxation,
         chebyshev: &scratch.chebyshev_weights,
         max_step: MAX_STEP_RADII * settings.particle_radius,
-        mass_weighted: masses_differ(&state.w[..n], settings.particle_mass()),
+        largest_mobility: largest_mobility(&state.w[..n], settings.particle_mass()),
         boundary_x: &state.boundary_x,
         boundary_psi: &state.boundary_psi,
     };
@@ -346,10 +350,15 @@ pub(super) fn solve_on(
     (iterations, error as f32)
 }
 
-/// Whether a movable row's inverse mass `w` differs from 1/`mass` (relative 10⁻⁶): fluid
-/// of several phases, whose corrections the solve weights by mobility.
-fn masses_differ(w: &[f32], mass: f32) -> bool {
-    w.iter().any(|&w| w > 0.0 && (w * mass - 1.0).abs() > 1e-6)
+/// The largest mobility μᵢ = wᵢ `mass` of the movable rows, if some row's differs from 1
+/// (relative 10⁻⁶): fluid of several phases, whose corrections the solve weights by mobility
+/// ([`phases`](crate::fluid::phases)).
+fn largest_mobility(w: &[f32], mass: f32) -> Option<f32> {
+    let mobilities = w.iter().filter(|&&w| w > 0.0).map(|&w| w * mass);
+    let (differ, largest) = mobilities.fold((false, 0.0f32), |(differ, largest), mu| {
+        (differ || (mu - 1.0).abs() > 1e-6, largest.max(mu))
+    });
+    differ.then_some(largest)
 }
 
 /// The Chebyshev semi-iterative weights w_k of corrections k = 0 .. `count` for spectral radius

@@ -48,7 +48,9 @@ pub struct DensityState {
     /// Per fluid row, when tracked: the boundary part of the corrections the solve applied,
     /// Σ over its iterations of ω λᵢ Σₖ Ψₖ∇Wᵢₖ / ρ0 (m; \[MM13\] eq. 12, the boundary term).
     /// The particle's momentum changed by m times this over Δt through the boundary samples,
-    /// so they received the opposite impulse. A correction cut to
+    /// so they received the opposite impulse. With [phases](crate::fluid::phases) the sum is
+    /// of λᵢ/μ_max and the particle moved μᵢ times as far: m times the sum is still its
+    /// momentum change, m the reference mass of [`FluidSettings`](crate::fluid::FluidSettings). A correction cut to
     /// [`MAX_STEP_RADII`](crate::fluid::density::MAX_STEP_RADII) counts as far as it was
     /// applied.
     pub boundary_push: Vec<Vec2>,
