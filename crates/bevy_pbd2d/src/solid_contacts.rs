@@ -26,6 +26,7 @@ use bevy::prelude::*;
 
 use crate::body::BodyParticles;
 use crate::collider::ParticleRadius;
+use crate::collider::components::member_discs;
 use crate::constraints::ConstraintState;
 use crate::dynamics::SolverSettings;
 use crate::fluid::grid::SpatialHashGrid;
@@ -116,16 +117,9 @@ pub(crate) fn collect_solid_particles(
             );
             0.0
         };
-        for particle in members.iter() {
-            let Ok((index, radius)) = particles.get(particle) else {
-                continue;
-            };
-            let row = state.row_of(particle, *index);
-            let Some(row) = row.filter(|&row| row >= state.fluid_count) else {
-                continue;
-            };
-            solid.rows.push(row as u32);
-            solid.radius.push(radius.copied().unwrap_or_default().get());
+        for (row, radius) in member_discs(members, &particles, &state) {
+            solid.rows.push(row);
+            solid.radius.push(radius);
             solid.body.push(k as u32);
             solid.self_collision.push(contacts.self_collision);
             solid.friction.push(friction);

@@ -256,20 +256,7 @@ fn below(line: &[Vec2], p: Vec2) -> bool {
 fn floating_fraction(ratio: f32) -> f32 {
     let mut app = solver_app(0.005, 4, 20);
     let (width, r) = (2.0f32, 0.025f32);
-    // A tank: floor at y = 0, walls at x = 0 and x = width.
-    for (size, at) in [
-        (Vec2::new(width + 1.0, 0.5), Vec2::new(width / 2.0, -0.25)),
-        (Vec2::new(0.5, 4.0), Vec2::new(-0.25, 2.0)),
-        (Vec2::new(0.5, 4.0), Vec2::new(width + 0.25, 2.0)),
-    ] {
-        let pose = Transform::from_translation(at.extend(0.0));
-        collider(
-            &mut app,
-            Rectangle::from_size(size),
-            pose,
-            ColliderMaterial::default(),
-        );
-    }
+    tank(&mut app, width);
     let water = fluid_block(&mut app, Vec2::splat(r), (40, 16), Vec2::ZERO);
     let rho0 = app.world().resource::<FluidSettings>().rest_density;
     let blob = BlobBuilder {

@@ -26,23 +26,6 @@ fn phase_block(
     block
 }
 
-/// A tank `width` m wide (inside), floor at y = 0.
-fn tank(app: &mut App, width: f32) {
-    for (size, at) in [
-        (Vec2::new(width + 1.0, 0.5), Vec2::new(width / 2.0, -0.25)),
-        (Vec2::new(0.5, 4.0), Vec2::new(-0.25, 2.0)),
-        (Vec2::new(0.5, 4.0), Vec2::new(width + 0.25, 2.0)),
-    ] {
-        let pose = Transform::from_translation(at.extend(0.0));
-        collider(
-            app,
-            Rectangle::from_size(size),
-            pose,
-            ColliderMaterial::default(),
-        );
-    }
-}
-
 /// Oil (`oil`: its phase, or `None` for the fluid's own liquid) poured into water: a 10 × 16
 /// block thrown down at 8 m/s from just above a 1 m tank holding 20 × 12 water particles
 /// (Δt = 5 ms, 2 substeps × 10 iterations), so that it plunges to the floor, then 4 s to

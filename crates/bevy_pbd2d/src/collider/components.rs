@@ -3,6 +3,7 @@
 use bevy::prelude::*;
 
 use crate::error::{PbdError, non_negative, within};
+use crate::particle::{SolverIndex, SolverState};
 
 /// An obstacle for particles: a Bevy math primitive placed by the entity's `Transform`
 /// (translation and rotation about z; scale is not applied). Every particle collides with it
@@ -209,3 +210,19 @@ impl ParticleRadius {
 #[derive(Component, Reflect, Debug, Default, Clone, Copy, PartialEq, Eq)]
 #[reflect(Component, Default)]
 pub struct TeleportCollider;
+
+/// The discs of a body's particles, as the solid contacts and the fluid coupling take them:
+/// for each of `members` in order that has a row past the fluid's in this step's arrays, its
+/// row and its contact radius (m; [`ParticleRadius`], or its default where it has none).
+pub(crate) fn member_discs<'a>(
+    members: &'a [Entity],
+    particles: &'a Query<(&SolverIndex, Option<&ParticleRadius>)>,
+    state: &'a SolverState,
+) -> impl Iterator<Item = (u32, f32)> + 'a {
+    members.iter().filter_map(|&particle| {
+        let (index, radius) = particles.get(particle).ok()?;
+        let row = state.row_of(particle, *index);
+        let row = row.filter(|&row| row >= state.fluid_count)?;
+        Some((row as u32, radius.copied().unwrap_or_default().get()))
+    })
+}

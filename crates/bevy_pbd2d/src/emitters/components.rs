@@ -15,10 +15,10 @@ use crate::fluid::FluidPhase;
 /// anything: a blocked or too slow nozzle pours less than its rate, never on top of itself.
 ///
 /// Each particle is a [`FluidParticle`](crate::fluid::FluidParticle) with the mass of
-/// [`FluidSettings`](crate::fluid::FluidSettings) (or of its [`phase`](Self::phase)), velocity [`speed`](Self::speed) along +y,
-/// [`EmittedBy`] this emitter, [`ParticleOf`](crate::body::ParticleOf) the
-/// [`body`](Self::body) when set and a [`ParticleLifetime`] when
-/// [`lifetime`](Self::lifetime) is set. When a limit stops it ([`max_count`](Self::max_count)
+/// [`FluidSettings`](crate::fluid::FluidSettings) (or of its [`phase`](Self::phase)),
+/// velocity [`speed`](Self::speed) along +y, [`EmittedBy`] this emitter,
+/// [`ParticleOf`](crate::body::ParticleOf) the [`body`](Self::body) when set and a
+/// [`ParticleLifetime`] when [`lifetime`](Self::lifetime) is set. When a limit stops it ([`max_count`](Self::max_count)
 /// or the crate's [`MAX_PARTICLES`](crate::error::MAX_PARTICLES)) or its settings are invalid,
 /// it writes one [`EmitterStopped`](super::EmitterStopped) and waits (it resumes once the
 /// limit allows again). Build it with [`FluidEmitter::new`] to have bad values refused.

@@ -57,6 +57,7 @@ use bevy::prelude::*;
 
 use crate::body::BodyParticles;
 use crate::collider::ParticleRadius;
+use crate::collider::components::member_discs;
 use crate::fluid::neighbors::NeighborState;
 use crate::fluid::settings::FluidSettings;
 use crate::particle::{SolverIndex, SolverState};
@@ -124,18 +125,9 @@ pub(crate) fn collect_coupled_particles(
     let mut bodies: Vec<_> = bodies.iter().collect();
     bodies.sort_by_key(|(entity, _)| *entity);
     for (_, members) in bodies {
-        for particle in members.iter() {
-            let Ok((index, radius)) = particles.get(particle) else {
-                continue;
-            };
-            let row = state.row_of(particle, *index);
-            let Some(row) = row.filter(|&row| row >= state.fluid_count) else {
-                continue;
-            };
-            coupling.rows.push(row as u32);
-            coupling
-                .radius
-                .push(radius.copied().unwrap_or_default().get());
+        for (row, radius) in member_discs(members, &particles, &state) {
+            coupling.rows.push(row);
+            coupling.radius.push(radius);
         }
     }
 }

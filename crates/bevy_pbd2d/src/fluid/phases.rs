@@ -136,44 +136,46 @@ fn set_phase_mass(mut world: DeferredWorld, context: HookContext) {
     let Some(phase) = world.get::<FluidPhase>(entity).copied() else {
         return;
     };
-    let mass = match world.get_resource::<FluidSettings>() {
-        Some(settings) => phase.validate().map(|()| phase.particle_mass(settings)),
-        None => {
-            error!("bevy_pbd2d: FluidPhase on {entity} without FluidSettings: mass left as it is");
-            return;
-        }
+    let Some(settings) = world.get_resource::<FluidSettings>() else {
+        error!("bevy_pbd2d: FluidPhase on {entity} without FluidSettings: mass left as it is");
+        return;
     };
-    match mass.and_then(InverseMass::from_mass) {
-        Ok(w) => {
-            if let Some(mut current) = world.get_mut::<InverseMass>(entity)
-                && current.0 != 0.0
-            {
-                *current = w;
-            }
-        }
-        Err(error) => error!("bevy_pbd2d: FluidPhase on {entity}: {error}; mass left as it is"),
+    let mass = phase.validate().map(|()| phase.particle_mass(settings));
+    if let Err(error) = set_mass_unless_held(&mut world, entity, mass) {
+        error!("bevy_pbd2d: FluidPhase on {entity}: {error}; mass left as it is");
     }
 }
 
 /// The on-remove hook of [`FluidPhase`]: the particle takes the fluid's own mass again.
 fn restore_fluid_mass(mut world: DeferredWorld, context: HookContext) {
-    let Some(mass) = world
-        .get_resource::<FluidSettings>()
-        .map(|s| s.particle_mass())
-    else {
+    let Some(settings) = world.get_resource::<FluidSettings>() else {
         return;
     };
-    let entity = context.entity;
-    match InverseMass::from_mass(mass) {
-        Ok(w) => {
-            if let Some(mut current) = world.get_mut::<InverseMass>(entity)
-                && current.0 != 0.0
-            {
-                *current = w;
-            }
-        }
-        Err(error) => error!("bevy_pbd2d: FluidPhase removed from {entity}: {error}"),
+    let mass = Ok(settings.particle_mass());
+    if let Err(error) = set_mass_unless_held(&mut world, context.entity, mass) {
+        error!(
+            "bevy_pbd2d: FluidPhase removed from {}: {error}",
+            context.entity
+        );
     }
+}
+
+/// Gives `entity` the inverse mass 1/`mass` unless it is held (w = 0).
+///
+/// # Errors
+/// `mass`'s error, or [`InverseMass::from_mass`]'s; the inverse mass is left as it is.
+fn set_mass_unless_held(
+    world: &mut DeferredWorld,
+    entity: Entity,
+    mass: Result<f32, PbdError>,
+) -> Result<(), PbdError> {
+    let w = mass.and_then(InverseMass::from_mass)?;
+    if let Some(mut current) = world.get_mut::<InverseMass>(entity)
+        && current.0 != 0.0
+    {
+        *current = w;
+    }
+    Ok(())
 }
 
 /// The phases' per-row values of the current step (empty while no fluid particle has a

@@ -41,9 +41,9 @@
 //! 10× it, a 5 × 5 block in a corner drifted off at 0.2–0.3 m/s.) It stops when none of
 //! these holds. Densities are taken at the substep's start x₀, where a placement error still
 //! is but the compression the substep's own motion makes is not: measured at the predicted
-//! positions, fluid running into fluid placed compressed (two 10 × 10 blocks spawned 2.5 r
-//! apart, one at 1 m/s, no gravity) made the island grow with the impact, the guard capped
-//! the struck rows' speed, and 70 % of the momentum was lost in a second. What is left: fluid
+//! positions, the compression of an impact (two 10 × 10 blocks spawned at rest spacing,
+//! 2.5 r apart, one at 1 m/s, no gravity) made the struck rows settle, the island grew with
+//! the impact, the guard capped their speed, and 70 % of the momentum was lost in a second. What is left: fluid
 //! that runs into fluid while the latter is still settling (placed compressed, for its first
 //! few substeps) meets rows whose speed the guard caps, so that impact is not momentum
 //! conserving (the same blocks with the struck one placed at spacing 1.8 r: 14 % of the

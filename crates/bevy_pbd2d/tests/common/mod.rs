@@ -206,3 +206,21 @@ pub fn fluid_block(app: &mut App, corner: Vec2, (nx, ny): (u32, u32), v: Vec2) -
             .collect()
     })
 }
+
+/// A tank of rectangle colliders (default material), `width` m wide inside: its floor's top at
+/// y = 0, its walls' inner faces at x = 0 and x = `width`, 4 m high.
+pub fn tank(app: &mut App, width: f32) {
+    for (size, at) in [
+        (Vec2::new(width + 1.0, 0.5), Vec2::new(width / 2.0, -0.25)),
+        (Vec2::new(0.5, 4.0), Vec2::new(-0.25, 2.0)),
+        (Vec2::new(0.5, 4.0), Vec2::new(width + 0.25, 2.0)),
+    ] {
+        let pose = Transform::from_translation(at.extend(0.0));
+        collider(
+            app,
+            Rectangle::from_size(size),
+            pose,
+            ColliderMaterial::default(),
+        );
+    }
+}

@@ -131,15 +131,15 @@ impl Fluid<'_> {
                         *next = current;
                         let part = applied.as_deref_mut().map(|a| &mut a[g * GROUP + l]);
                         if wi > 0.0 {
-                            let mut step = Vec2::new(sx[l], sy[l]);
-                            if self.largest_mobility.is_some() {
-                                // Δxᵢ = μᵢ Σ λ ∇ᵢC with the mobility μᵢ = wᵢ m.
-                                step *= wi * self.mass;
-                            }
-                            let cut = match self.largest_mobility.is_some() {
-                                // The cap applies to the step taken, μᵢ times the sum.
-                                true => step.length_squared() > max * max,
-                                false => long & (1 << l) != 0,
+                            let step = Vec2::new(sx[l], sy[l]);
+                            let (step, cut) = match self.largest_mobility {
+                                // Phases: Δxᵢ = μᵢ Σ λ ∇ᵢC with the mobility μᵢ = wᵢ m; the
+                                // cap applies to the step taken.
+                                Some(_) => {
+                                    let step = step * (wi * self.mass);
+                                    (step, step.length_squared() > max * max)
+                                }
+                                None => (step, long & (1 << l) != 0),
                             };
                             if let Some(part) = part {
                                 *part = if cut { max / step.length() } else { 1.0 };

@@ -50,7 +50,8 @@ pub struct DensityState {
     /// The particle's momentum changed by m times this over Δt through the boundary samples,
     /// so they received the opposite impulse. With [phases](crate::fluid::phases) the sum is
     /// of λᵢ/μ_max and the particle moved μᵢ times as far: m times the sum is still its
-    /// momentum change, m the reference mass of [`FluidSettings`](crate::fluid::FluidSettings). A correction cut to
+    /// momentum change, m the reference mass of
+    /// [`FluidSettings`](crate::fluid::FluidSettings). A correction cut to
     /// [`MAX_STEP_RADII`](crate::fluid::density::MAX_STEP_RADII) counts as far as it was
     /// applied.
     pub boundary_push: Vec<Vec2>,

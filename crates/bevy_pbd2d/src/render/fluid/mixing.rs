@@ -42,8 +42,8 @@ impl Default for ColorMixing {
     }
 }
 
-/// A mixing particle's row: its entity, colour (linear) and rate.
-type Mixer = Option<(Entity, LinearRgba, f32)>;
+/// A mixing particle's row: its colour (linear) and rate.
+type Mixer = Option<(LinearRgba, f32)>;
 
 /// Scratch of [`mix_colors`], reused between steps.
 #[derive(Default)]
@@ -82,7 +82,7 @@ pub(crate) fn mix_colors(
         } else {
             0.0
         };
-        s.rows[row] = Some((entity, color.0.to_linear(), rate));
+        s.rows[row] = Some((color.0.to_linear(), rate));
     }
     // The touching pairs (i < j), from the fluid's neighbour grid.
     let reach = TOUCH * 2.0 * settings.particle_radius;
@@ -110,15 +110,15 @@ pub(crate) fn mix_colors(
     let dt = time.delta_secs();
     s.mixed.clear();
     s.mixed
-        .extend(s.rows.iter().map(|r| r.map_or(LinearRgba::NONE, |r| r.1)));
+        .extend(s.rows.iter().map(|r| r.map_or(LinearRgba::NONE, |r| r.0)));
     for &(i, j) in &s.pairs {
         let (i, j) = (i as usize, j as usize);
         let (Some(a), Some(b)) = (s.rows[i], s.rows[j]) else {
             continue;
         };
         let most = s.touching[i].max(s.touching[j]) as f32;
-        let f = (1.0 - (-a.2.min(b.2) * dt).exp()) / most;
-        let exchange = (b.1 - a.1) * f;
+        let f = (1.0 - (-a.1.min(b.1) * dt).exp()) / most;
+        let exchange = (b.0 - a.0) * f;
         s.mixed[i] += exchange;
         s.mixed[j] -= exchange;
     }
@@ -126,7 +126,7 @@ pub(crate) fn mix_colors(
         let Some(row) = state.row_of(entity, *index).filter(|&row| row < n) else {
             continue;
         };
-        let (before, after) = (s.rows[row].map(|r| r.1), s.mixed[row]);
+        let (before, after) = (s.rows[row].map(|r| r.0), s.mixed[row]);
         if before != Some(after) {
             color.0 = Color::LinearRgba(after);
         }
