@@ -181,6 +181,16 @@
 //!   sets each particle's mass, and the density solve lets lighter liquids rise through
 //!   heavier ones ([`phases`](fluid::phases)). Colour them with
 //!   `ParticleColor` (feature `render`).
+//! - *How do I make drops bead, or water cling to a wall or a cloth?* Set
+//!   [`FluidSettings::surface_tension`](fluid::FluidSettings::surface_tension) γ (cohesion and
+//!   curvature: a drop rounds; γ ≈ 0.003 for the default particle size, larger values
+//!   stiffen the fluid) and [`FluidSettings::adhesion`](fluid::FluidSettings::adhesion) β
+//!   (to walls, colliders and [`FluidCoupling`](fluid::FluidCoupling) bodies)
+//!   ([`surface_tension`](fluid::forces::surface_tension)). Spray clumping into pairs:
+//!   [`FluidSettings::artificial_pressure`](fluid::FluidSettings::artificial_pressure). Swirls
+//!   that die too soon:
+//!   [`FluidSettings::vorticity_confinement`](fluid::FluidSettings::vorticity_confinement).
+//!   All are off by default; their cost is in the bench README.
 //!
 //! ## Where we differ from the reference demos
 //!
@@ -273,8 +283,8 @@ pub mod prelude {
     };
     pub use crate::error::PbdError;
     pub use crate::fluid::{
-        BoundaryParticle, FluidCoupling, FluidParticle, FluidPhase, FluidPlugin, FluidSettings,
-        FluidSettling, GridProjection, PseudoMass,
+        ArtificialPressure, BoundaryParticle, FluidCoupling, FluidParticle, FluidPhase,
+        FluidPlugin, FluidSettings, FluidSettling, GridProjection, PseudoMass,
     };
     pub use crate::particle::{
         InverseMass, KinematicTarget, Particle, ParticlePlugin, Position, Velocity,

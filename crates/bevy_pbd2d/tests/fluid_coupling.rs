@@ -5,7 +5,6 @@ mod common;
 
 use bevy::prelude::*;
 use bevy_pbd2d::prelude::*;
-use bevy_pbd2d::scenes::Cloth;
 
 use common::*;
 
@@ -18,25 +17,6 @@ fn momentum(app: &App, particles: &[Entity]) -> Vec2 {
             app.world().get::<Velocity>(e).unwrap().0 / w
         })
         .sum()
-}
-
-/// A cloth of `columns × rows` at spacing 5 cm (the fluid's 2r), 0.1 kg particles, its
-/// top-left particle at `origin`, none pinned.
-fn free_cloth(app: &mut App, (columns, rows): (u32, u32), origin: Vec2) -> Cloth {
-    let builder = ClothBuilder {
-        width: columns,
-        height: rows,
-        spacing: 0.05,
-        mass: 0.1,
-        origin,
-        ..default()
-    };
-    let cloth = spawn(app, |c| builder.spawn(c).unwrap());
-    let w = InverseMass::from_mass(builder.mass).unwrap();
-    for &p in &cloth.particles {
-        app.world_mut().entity_mut(p).insert(w);
-    }
-    cloth
 }
 
 /// Without gravity, a block of 60 fluid particles at 2 m/s hits a free curtain of 4 × 20

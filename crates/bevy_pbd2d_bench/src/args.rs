@@ -57,6 +57,13 @@ fluid options (defaults: the PBF demo's):
                       defaults: multigrid-preconditioned CG) before the density
                       iterations; cg: the same with plain CG; off: the demo's
                       solve (off)
+  --s-corr S          on: artificial pressure s_corr with its defaults
+                      (FluidSettings::artificial_pressure); off: none, as the
+                      demo (off)
+  --vorticity E       vorticity confinement ε (m/s), 0: off, as the demo (0)
+  --surface-tension G surface tension γ (Akinci 2013), 0: off, as the demo (0)
+  --adhesion B        adhesion β to the walls (Akinci 2013), 0: off, as the
+                      demo (0)
   --steps N           timed steps, >= 1 (400)
   --walls W           the box: `samples` (the demo's boundary samples) or
                       `colliders` (a ParticleCollider polyline on the same
@@ -164,12 +171,35 @@ pub struct FluidArgs {
     /// The grid projection: with its defaults (`--grid on`), with plain conjugate gradients
     /// (`cg`) or none (`off`, the demo's solve).
     pub grid: GridArg,
+    /// The fluid's forces besides pressure and XSPH (`--s-corr`, `--vorticity`,
+    /// `--surface-tension`, `--adhesion`; all off by default, as the demo).
+    pub forces: ForceArgs,
     /// Timed steps.
     pub steps: u32,
     /// Whether the box is a collider (`--walls colliders`) instead of boundary samples.
     pub collider_walls: bool,
     /// avian dynamic boxes dropped onto the fluid (`--bodies`).
     pub bodies: u32,
+}
+
+/// The fluid's forces of the fluid scene ([`FluidArgs::forces`]).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct ForceArgs {
+    /// Artificial pressure s_corr with its defaults (`--s-corr on`).
+    pub s_corr: bool,
+    /// Vorticity confinement ε (m/s).
+    pub vorticity: f64,
+    /// Surface tension γ.
+    pub surface_tension: f64,
+    /// Adhesion β.
+    pub adhesion: f64,
+}
+
+impl ForceArgs {
+    /// Whether any is on.
+    pub fn any(&self) -> bool {
+        self.s_corr || self.vorticity > 0.0 || self.surface_tension > 0.0 || self.adhesion > 0.0
+    }
 }
 
 impl Default for FluidArgs {
@@ -186,6 +216,7 @@ impl Default for FluidArgs {
             warmup: None,
             chebyshev: None,
             grid: GridArg::Off,
+            forces: ForceArgs::default(),
             steps: 400,
             collider_walls: false,
             bodies: 0,
@@ -379,6 +410,19 @@ where
                     _ => return Err(v.error("on, cg or off")),
                 }
             }
+            (Scene::Fluid(f), "s-corr") => {
+                f.forces.s_corr = match v.text {
+                    "on" => true,
+                    "off" => false,
+                    _ => return Err(v.error("on or off")),
+                }
+            }
+            // FluidSettings::validate refuses values above the ranges, with the reason.
+            (Scene::Fluid(f), "vorticity") => f.forces.vorticity = v.float_in(0.0, f64::MAX)?,
+            (Scene::Fluid(f), "surface-tension") => {
+                f.forces.surface_tension = v.float_in(0.0, f64::MAX)?
+            }
+            (Scene::Fluid(f), "adhesion") => f.forces.adhesion = v.float_in(0.0, f64::MAX)?,
             (Scene::Fluid(f), "steps") => f.steps = v.int(1, u32::MAX as u64)? as u32,
             (Scene::Fluid(f), "bodies") => {
                 f.bodies = v.int(0, 1000)? as u32;
@@ -412,12 +456,16 @@ where
                 "--compare-seed runs the demo's scene, which has no --bodies".into(),
             ));
         }
-        if (f.resort > 0 || f.warmup.is_some() || f.chebyshev.is_some() || f.grid != GridArg::Off)
+        if (f.resort > 0
+            || f.warmup.is_some()
+            || f.chebyshev.is_some()
+            || f.grid != GridArg::Off
+            || f.forces.any())
             && compare_seed
         {
             return Err(ArgError(
                 "--compare-seed runs the demo's scene and solve, which have no --resort, \
-                 --warmup, --chebyshev or --grid"
+                 --warmup, --chebyshev, --grid or fluid forces"
                     .into(),
             ));
         }
@@ -537,6 +585,7 @@ mod tests {
                 warmup: None,
                 chebyshev: None,
                 grid: GridArg::Off,
+                forces: ForceArgs::default(),
                 steps: 400,
                 collider_walls: false,
                 bodies: 0,
@@ -632,6 +681,7 @@ mod tests {
                 warmup: Some(7),
                 chebyshev: Some(0.9),
                 grid: GridArg::Multigrid,
+                forces: ForceArgs::default(),
                 steps: 60,
                 collider_walls: true,
                 bodies: 0,

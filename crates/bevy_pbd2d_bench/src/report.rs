@@ -337,6 +337,10 @@ pub fn fluid_line(world: &World, f: &FluidArgs, threads: usize, m: &Measurement)
         .rounded("slot_fill", slot_fill, 4)
         .rounded("slot_lanes_per_particle", lanes, 3)
         .number("chebyshev", f.chebyshev.unwrap_or(0.0))
+        .string("s_corr", if f.forces.s_corr { "on" } else { "off" })
+        .number("vorticity", f.forces.vorticity)
+        .number("surface_tension", f.forces.surface_tension)
+        .number("adhesion", f.forces.adhesion)
         .string(
             "grid",
             match f.grid {

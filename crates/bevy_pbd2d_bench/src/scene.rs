@@ -20,7 +20,7 @@ use bevy_pbd2d::prelude::{
 use bevy_pbd2d::scenes::cloth::ClothBuilder;
 
 use crate::args::{Args, ClothArgs, FluidArgs, GridArg, Scene};
-use bevy_pbd2d::fluid::GridProjection;
+use bevy_pbd2d::fluid::{ArtificialPressure, GridProjection};
 
 /// Task pool options with exactly `threads` compute threads (one IO and one async-compute
 /// thread, which the simulation does not use).
@@ -182,6 +182,11 @@ fn spawn_fluid(world: &mut World, f: &FluidArgs) -> Result<(), PbdError> {
             }),
             GridArg::Multigrid => Some(GridProjection::default()),
         };
+        settings.artificial_pressure = f.forces.s_corr.then(ArtificialPressure::default);
+        settings.vorticity_confinement = f.forces.vorticity as f32;
+        settings.surface_tension = f.forces.surface_tension as f32;
+        settings.adhesion = f.forces.adhesion as f32;
+        settings.validate()?;
         *settings
     };
     let builder = dam_break_builder(f);

@@ -12,7 +12,7 @@
 //! | *scene rows* | added by the app, [`PanelSection::Scene`] |
 //! | Time step size (s) | `Time<Fixed>` via [`set_time_step`] |
 //! | Iterations, substeps, direct lines | [`SolverSettings::set_iterations`], [`SolverSettings::set_substeps`], [`SolverSettings::direct_lines`] (constraint rows) |
-//! | Max. density error (%), max. iterations, viscosity, over-relaxation ω | [`FluidSettings`] setters (fluid rows) |
+//! | Max. density error (%), max. iterations, viscosity, over-relaxation ω, Chebyshev ρ, re-sorts, grid projection, s_corr, vorticity ε, surface tension γ, adhesion β | [`FluidSettings`] setters (fluid rows) |
 //! | Gravity (m/s²) | y component, [`Gravity::set`] |
 //! | *settings rows* | added by the app, [`PanelSection::Settings`] |
 //! | Restart, Pause, Step | writes [`PbdRestart`]; [`PbdClock`] pause/continue and one step while paused (the app's time goes on) |
@@ -39,11 +39,11 @@ use bevy_egui::{EguiContext, EguiPrimaryContextPass, PrimaryEguiContext, egui};
 mod look;
 pub mod widgets;
 
-use widgets::{field_row, label_row};
+use widgets::{check_row, field_row, label_row};
 
 use crate::dynamics::settings::{Gravity, SolverSettings, set_time_step};
 use crate::error::PbdError;
-use crate::fluid::{FluidSettings, GridProjection};
+use crate::fluid::{ArtificialPressure, FluidSettings, GridProjection};
 use crate::schedule::PbdClock;
 use crate::stats::{PbdStats, STEP_TIME};
 
@@ -337,12 +337,12 @@ fn settings_rows(
         field_row(ui, "Substeps", substeps, |value: u32| {
             solver.set_substeps(value)
         });
-        ui.label("Direct lines");
-        let mut direct_lines = solver.direct_lines;
-        ui.checkbox(&mut direct_lines, "").on_hover_text(
+        let direct_lines = check_row(
+            ui,
+            "Direct lines",
+            solver.direct_lines,
             "Solve the cloth's rows and columns exactly each sweep: a rigid cloth barely stretches",
         );
-        ui.end_row();
         if direct_lines != solver.direct_lines {
             solver.direct_lines = direct_lines;
         }
@@ -373,17 +373,39 @@ fn settings_rows(
             fluid.resort_interval = value;
             Ok::<(), PbdError>(())
         });
-        ui.label("Grid projection");
-        let mut grid = f.grid_projection.is_some();
-        ui.checkbox(&mut grid, "").on_hover_text(
+        let grid = check_row(
+            ui,
+            "Grid projection",
+            f.grid_projection.is_some(),
             "A pressure solve on a grid before the density iterations: deep water meets the \
              tolerance in a few iterations. Off while avian bodies are pushed by the fluid; \
              ticking it sets the grid's defaults",
         );
-        ui.end_row();
         if grid != f.grid_projection.is_some() {
             fluid.grid_projection = grid.then(GridProjection::default);
         }
+        let s_corr = check_row(
+            ui,
+            "Artificial pressure",
+            f.artificial_pressure.is_some(),
+            "s_corr: keeps fluid pairs apart at the surface and in spray, where the density \
+             constraint does not act; ticking it sets its defaults",
+        );
+        if s_corr != f.artificial_pressure.is_some() {
+            fluid.artificial_pressure = s_corr.then(ArtificialPressure::default);
+        }
+        field_row(
+            ui,
+            "Vorticity ε (m/s)",
+            f.vorticity_confinement,
+            |value: f32| fluid.set_vorticity_confinement(value),
+        );
+        field_row(ui, "Surface tension γ", f.surface_tension, |value: f32| {
+            fluid.set_surface_tension(value)
+        });
+        field_row(ui, "Adhesion β", f.adhesion, |value: f32| {
+            fluid.set_adhesion(value)
+        });
     }
     let g = gravity.0;
     let max_g = panel.max_gravity;

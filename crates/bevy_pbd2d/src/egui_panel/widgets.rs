@@ -15,6 +15,16 @@ pub fn label_row(ui: &mut egui::Ui, label: &str, value: impl Into<egui::WidgetTe
     ui.end_row();
 }
 
+/// A row with a label and a checkbox showing `on`, with `hover` as its tooltip; returns the
+/// box's state after this frame's clicks (the caller applies a change).
+pub fn check_row(ui: &mut egui::Ui, label: &str, on: bool, hover: &str) -> bool {
+    ui.label(label);
+    let mut checked = on;
+    ui.checkbox(&mut checked, "").on_hover_text(hover);
+    ui.end_row();
+    checked
+}
+
 /// A value a [`value_field`] can parse and show.
 pub trait FieldValue: Copy + PartialEq + Display + FromStr + Send + Sync + 'static {
     /// How the value is described when the text does not parse, e.g. "number".

@@ -101,6 +101,13 @@ pub(crate) struct CouplingState {
     start: Vec<Vec2>,
 }
 
+impl CouplingState {
+    /// The particle rows of this step's coupled particles.
+    pub(crate) fn discs(&self) -> &[u32] {
+        &self.rows
+    }
+}
+
 /// Whether any particle is coupled to fluid this step.
 pub(crate) fn has_coupled_particles(coupling: Res<CouplingState>, state: Res<SolverState>) -> bool {
     !coupling.rows.is_empty() && state.fluid_count > 0

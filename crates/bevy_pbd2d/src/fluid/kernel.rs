@@ -85,7 +85,6 @@ impl CubicSpline {
 
     /// (W, ∇W) at offset r = xᵢ − xⱼ with ‖r‖ = `d` (one lane of [`CubicSpline::batch`]; the
     /// tests' scalar reference).
-    #[cfg_attr(not(feature = "avian"), allow(dead_code))]
     pub fn value_and_gradient(&self, r: Vec2, d: f32) -> (f32, Vec2) {
         let b = self.batch(Lanes::splat(r.x), Lanes::splat(r.y), Lanes::splat(d));
         (
@@ -111,7 +110,6 @@ impl CubicSpline {
 
     /// ∇W with respect to xᵢ for r = xᵢ − xⱼ (1/m³); zero for ‖r‖ ≥ h (the tests' reference,
     /// and the boundary samples' share of a push, [`collider::samples`](crate::collider::samples)).
-    #[cfg_attr(not(feature = "avian"), allow(dead_code))]
     pub fn gradient(&self, r: Vec2) -> Vec2 {
         self.value_and_gradient(r, r.length()).1
     }

@@ -13,12 +13,14 @@
 //! the particles of bodies with [`FluidCoupling`] ([`coupling`]) and passes through the
 //! others.
 
+pub mod artificial_pressure;
 pub mod boundary;
 pub mod cfl;
 mod components;
 pub mod contacts;
 pub mod coupling;
 pub mod density;
+pub mod forces;
 pub(crate) mod grid;
 pub(crate) mod kernel;
 pub(crate) mod neighbor_lists;
@@ -34,6 +36,7 @@ use bevy::ecs::entity_disabling::Disabled;
 use bevy::prelude::*;
 
 pub use crate::particle::FluidParticle;
+pub use artificial_pressure::ArtificialPressure;
 pub use components::{BoundaryDensityOnly, BoundaryIndex, BoundaryParticle, PseudoMass};
 pub use contacts::{BoundaryContactState, BoundaryContactSystems};
 pub use coupling::FluidCoupling;
@@ -79,6 +82,7 @@ impl Plugin for FluidPlugin {
             .register_type::<FluidCoupling>()
             .register_type::<FluidPhase>()
             .register_type::<PhaseState>()
+            .register_type::<forces::FluidForcesState>()
             .register_required_components::<FluidParticle, FluidSettling>()
             .init_resource::<NeighborState>()
             .init_resource::<DensityState>()
@@ -86,6 +90,7 @@ impl Plugin for FluidPlugin {
             .init_resource::<BoundaryContactState>()
             .init_resource::<SettlingState>()
             .init_resource::<PhaseState>()
+            .init_resource::<forces::FluidForcesState>()
             .init_resource::<coupling::CouplingState>();
         StepChecks::add::<FluidSettings>(app);
         StepChecks::add::<SolverThreads>(app);
@@ -115,7 +120,11 @@ impl Plugin for FluidPlugin {
                     .in_set(PbdPrepared)
                     .after(copy_particles_in)
                     .after(rebuild_particle_rows),
-                (viscosity::apply_xsph_viscosity, cfl::limit_fluid_speed)
+                (
+                    viscosity::apply_xsph_viscosity,
+                    forces::apply_fluid_forces,
+                    cfl::limit_fluid_speed,
+                )
                     .chain()
                     .in_set(PbdStepSystems::ApplyViscosity),
             ),

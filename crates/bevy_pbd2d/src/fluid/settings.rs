@@ -4,6 +4,7 @@ use bevy::prelude::*;
 
 use crate::dynamics::settings::MAX_ITERATIONS;
 use crate::error::{PbdError, at_most, in_range, non_negative, positive, within};
+use crate::fluid::artificial_pressure::ArtificialPressure;
 use crate::fluid::density::grid_projection::GridProjection;
 use crate::schedule::ValidatedSettings;
 
@@ -80,7 +81,32 @@ pub struct FluidSettings {
     /// coupling tracks the boundary push (while it has dynamic bodies with samples anywhere in
     /// the world). Not in the reference demo.
     pub grid_projection: Option<GridProjection>,
+    /// Artificial pressure s_corr (\[MM13\] eq. 13–14; [`artificial_pressure`] module docs),
+    /// or `None` (default: the PBF demo's solve). Keeps fluid pairs apart where the fluid is
+    /// too sparse for the density constraint to act (surface, spray).
+    ///
+    /// [`artificial_pressure`]: crate::fluid::artificial_pressure
+    pub artificial_pressure: Option<ArtificialPressure>,
+    /// Vorticity confinement ε (m/s; \[MM13\] eq. 15–16, scalar vorticity in 2D;
+    /// [`vorticity`](crate::fluid::forces::vorticity) module docs), 0 ..= [`MAX_VORTICITY_CONFINEMENT`].
+    /// Default 0 (off).
+    pub vorticity_confinement: f32,
+    /// Surface tension γ (m³ kg⁻¹ s⁻²; Akinci, Akinci, Teschner 2013: cohesion and curvature;
+    /// [`surface_tension`](crate::fluid::forces::surface_tension) module docs), 0 ..=
+    /// [`MAX_SURFACE_TENSION`]. Default 0 (off).
+    pub surface_tension: f32,
+    /// Adhesion β (m³ kg⁻¹ s⁻²; Akinci et al. 2013) of fluid to boundary samples (walls,
+    /// colliders) and to [`FluidCoupling`](crate::fluid::FluidCoupling) particles (cloth,
+    /// ropes, blobs), 0 ..= [`MAX_SURFACE_TENSION`]. Default 0 (off).
+    pub adhesion: f32,
 }
+
+/// The largest accepted [`FluidSettings::vorticity_confinement`] (m/s).
+pub const MAX_VORTICITY_CONFINEMENT: f32 = 10.0;
+
+/// The largest accepted [`FluidSettings::surface_tension`] and [`FluidSettings::adhesion`]
+/// (m³ kg⁻¹ s⁻²).
+pub const MAX_SURFACE_TENSION: f32 = 1000.0;
 
 /// The spectral radius estimates ρ [`FluidSettings::chebyshev`] accepts. The 30 × 30 dam break
 /// held at 0.9 and 0.95; ρ = 0.99 diverged at 100 × 100.
@@ -123,6 +149,10 @@ impl Default for FluidSettings {
             resort_interval: 0,
             chebyshev: None,
             grid_projection: None,
+            artificial_pressure: None,
+            vorticity_confinement: 0.0,
+            surface_tension: 0.0,
+            adhesion: 0.0,
         }
     }
 }
@@ -210,6 +240,58 @@ impl FluidSettings {
         Ok(())
     }
 
+    /// Sets the vorticity confinement ε (m/s; 0: off).
+    ///
+    /// # Errors
+    /// [`PbdError::Negative`] below 0 or not finite, [`PbdError::TooLarge`] above
+    /// [`MAX_VORTICITY_CONFINEMENT`]; nothing changes.
+    pub fn set_vorticity_confinement(&mut self, epsilon: f32) -> Result<(), PbdError> {
+        let name = "vorticity confinement (m/s)";
+        self.vorticity_confinement = at_most(
+            name,
+            non_negative(name, epsilon)?,
+            MAX_VORTICITY_CONFINEMENT,
+        )?;
+        Ok(())
+    }
+
+    /// Sets the surface tension γ (0: off).
+    ///
+    /// # Errors
+    /// [`PbdError::Negative`] below 0 or not finite, [`PbdError::TooLarge`] above
+    /// [`MAX_SURFACE_TENSION`]; nothing changes.
+    pub fn set_surface_tension(&mut self, gamma: f32) -> Result<(), PbdError> {
+        let name = "surface tension γ";
+        self.surface_tension = at_most(name, non_negative(name, gamma)?, MAX_SURFACE_TENSION)?;
+        Ok(())
+    }
+
+    /// Sets the adhesion β (0: off).
+    ///
+    /// # Errors
+    /// [`PbdError::Negative`] below 0 or not finite, [`PbdError::TooLarge`] above
+    /// [`MAX_SURFACE_TENSION`]; nothing changes.
+    pub fn set_adhesion(&mut self, beta: f32) -> Result<(), PbdError> {
+        let name = "adhesion β";
+        self.adhesion = at_most(name, non_negative(name, beta)?, MAX_SURFACE_TENSION)?;
+        Ok(())
+    }
+
+    /// Sets artificial pressure (`Some`) or turns it off (`None`).
+    ///
+    /// # Errors
+    /// As [`ArtificialPressure::validate`]; nothing changes.
+    pub fn set_artificial_pressure(
+        &mut self,
+        s_corr: Option<ArtificialPressure>,
+    ) -> Result<(), PbdError> {
+        if let Some(s_corr) = &s_corr {
+            s_corr.validate()?;
+        }
+        self.artificial_pressure = s_corr;
+        Ok(())
+    }
+
     /// Sets the tolerance (%).
     ///
     /// # Errors
@@ -274,7 +356,8 @@ impl FluidSettings {
     /// Checks every field (they are public and may be edited directly, e.g. in an inspector).
     ///
     /// # Errors
-    /// The first invalid field as a [`PbdError`]. The plugin skips steps while this fails.
+    /// The first invalid field as a [`PbdError`] (the s_corr parameters:
+    /// [`ArtificialPressure::validate`]). The plugin skips steps while this fails.
     pub fn validate(&self) -> Result<(), PbdError> {
         let r = positive("particle radius (m)", self.particle_radius)?;
         within("particle radius (m)", r, PARTICLE_RADIUS_RANGE)?;
@@ -302,6 +385,11 @@ impl FluidSettings {
         if let Some(grid) = &self.grid_projection {
             grid.validate()?;
         }
+        let mut forces = *self;
+        forces.set_artificial_pressure(self.artificial_pressure)?;
+        forces.set_vorticity_confinement(self.vorticity_confinement)?;
+        forces.set_surface_tension(self.surface_tension)?;
+        forces.set_adhesion(self.adhesion)?;
         Self::check_viscosity(self.viscosity).map(|_| ())
     }
 

@@ -10,6 +10,7 @@ use bevy::time::TimeUpdateStrategy;
 use bevy_pbd2d::fluid::NeighborState;
 use bevy_pbd2d::particle::SolverState;
 use bevy_pbd2d::prelude::*;
+use bevy_pbd2d::scenes::Cloth;
 
 /// A headless app stepping the simulation with step `dt` (s).
 pub fn app(dt: f32) -> App {
@@ -223,4 +224,23 @@ pub fn tank(app: &mut App, width: f32) {
             ColliderMaterial::default(),
         );
     }
+}
+
+/// A cloth of `columns × rows` at spacing 5 cm (the fluid's 2r), 0.1 kg particles, its
+/// top-left particle at `origin`, none pinned.
+pub fn free_cloth(app: &mut App, (columns, rows): (u32, u32), origin: Vec2) -> Cloth {
+    let builder = ClothBuilder {
+        width: columns,
+        height: rows,
+        spacing: 0.05,
+        mass: 0.1,
+        origin,
+        ..default()
+    };
+    let cloth = spawn(app, |c| builder.spawn(c).unwrap());
+    let w = InverseMass::from_mass(builder.mass).unwrap();
+    for &p in &cloth.particles {
+        app.world_mut().entity_mut(p).insert(w);
+    }
+    cloth
 }

@@ -5,6 +5,7 @@ use bevy::prelude::*;
 use wide::f32x8;
 
 use crate::dynamics::coincident::pair_direction;
+use crate::fluid::artificial_pressure::ArtificialPressureTerms;
 use crate::fluid::density::state::DensityRow;
 use crate::fluid::kernel::{CubicSpline, KernelLanes};
 use crate::fluid::neighbors::NeighborChunk;
@@ -36,22 +37,27 @@ pub(crate) struct Fluid<'a> {
     /// λᵢ is divided by it and each row's Δxᵢ multiplied by its own μᵢ
     /// ([`phases`](crate::fluid::phases)).
     pub largest_mobility: Option<f32>,
+    /// s_corr's constants, when on ([`artificial_pressure`](crate::fluid::artificial_pressure)).
+    pub artificial_pressure: Option<ArtificialPressureTerms>,
     pub boundary_x: &'a [Vec2],
     pub boundary_psi: &'a [f32],
 }
 
-/// ρᵢ (kg/m²), λᵢ and Σₖ Ψₖ∇Wᵢₖ (kg/m³) of the rows of a group, lane l for its l-th row.
+/// ρᵢ (kg/m²), λᵢ, Σₖ Ψₖ∇Wᵢₖ (kg/m³) and, with s_corr, Σⱼ s_corr ∇Wᵢⱼ (1/m³) of the rows of
+/// a group, lane l for its l-th row.
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct GroupRows {
     pub density: f32x8,
     pub lambda: f32x8,
     pub boundary_x: f32x8,
     pub boundary_y: f32x8,
+    pub s_corr_x: f32x8,
+    pub s_corr_y: f32x8,
 }
 
 /// The lanes `f(0), …, f(7)`.
 #[inline(always)]
-fn lanes<V: Lanes8>(f: impl Fn(usize) -> f32) -> V {
+pub(super) fn lanes<V: Lanes8>(f: impl Fn(usize) -> f32) -> V {
     V::from_f32x8(f32x8::new(core::array::from_fn(f)))
 }
 
@@ -80,17 +86,17 @@ impl Fluid<'_> {
     /// has AVX2; every operation is lane-wise, so every path gives the same bits); stores
     /// ∇Wᵢⱼ of each slot in the group's scratch for [`Fluid::correction_group`].
     #[inline(always)]
-    fn density_group<V: PairLanes, const WIDE: bool>(
+    fn density_group<V: PairLanes, const WIDE: bool, const SCORR: bool>(
         &self,
         x: &[Vec2],
         slots: &mut SlotLists,
         g: usize,
     ) -> GroupRows {
-        match self.density_group_with::<V, false, WIDE>(x, slots, g) {
+        match self.density_group_with::<V, false, WIDE, SCORR>(x, slots, g) {
             Some(rows) => rows,
             // Out of line, so on the baseline lanes (the same bits): code not compiled for
             // AVX2 may not hold `Avx8` values.
-            None => self.density_group_coincident::<WIDE>(x, slots, g),
+            None => self.density_group_coincident::<WIDE, SCORR>(x, slots, g),
         }
     }
 
@@ -98,21 +104,22 @@ impl Fluid<'_> {
     /// lanes.
     #[cold]
     #[inline(never)]
-    fn density_group_coincident<const WIDE: bool>(
+    fn density_group_coincident<const WIDE: bool, const SCORR: bool>(
         &self,
         x: &[Vec2],
         slots: &mut SlotLists,
         g: usize,
     ) -> GroupRows {
-        (self.density_group_with::<f32x8, true, WIDE>(x, slots, g)).unwrap_or_default()
+        (self.density_group_with::<f32x8, true, WIDE, SCORR>(x, slots, g)).unwrap_or_default()
     }
 
     /// [`Fluid::density_group`]. Coincident fluid pairs (‖r‖ ≤ 10⁻⁶ h, where ∇W has no
     /// direction) are treated as 2·10⁻⁶ h apart along an antisymmetric pair direction with
     /// `PATCH`; without it, a group with such a pair gives `None` (the caller retries on a
-    /// cold path, which keeps the hot loop free of calls).
+    /// cold path, which keeps the hot loop free of calls). With `SCORR`, also Σⱼ s_corr ∇Wᵢⱼ
+    /// ([`artificial_pressure`](crate::fluid::artificial_pressure)).
     #[inline(always)]
-    fn density_group_with<V: PairLanes, const PATCH: bool, const WIDE: bool>(
+    fn density_group_with<V: PairLanes, const PATCH: bool, const WIDE: bool, const SCORR: bool>(
         &self,
         x: &[Vec2],
         slots: &mut SlotLists,
@@ -132,6 +139,7 @@ impl Fluid<'_> {
         let (xix, xiy): (V, V) = (lanes(|l| xi[l].x), lanes(|l| xi[l].y));
         let tiny = 1e-6 * self.kernel.support_radius();
         let (mut w, mut gx, mut gy, mut g2) = (zero, zero, zero, zero);
+        let (mut sx, mut sy) = (zero, zero);
         let reader = slots.fluid_reader();
         for (s, at) in fluid.enumerate() {
             // SAFETY: the loop writes only the scratch, not the lists.
@@ -154,6 +162,12 @@ impl Fluid<'_> {
             gx = gx + kgx;
             gy = gy + kgy;
             g2 = g2 + (kgx * kgx + kgy * kgy);
+            if SCORR && let Some(terms) = &self.artificial_pressure {
+                // Padding lanes have ∇W = 0, so they add nothing.
+                let s_corr = terms.of(kw);
+                sx = sx + s_corr * kgx;
+                sy = sy + s_corr * kgy;
+            }
             // SAFETY: `density_block` sized the scratch to the slots before this group.
             unsafe { *slots.gradient.get_unchecked_mut(at) = [kgx.to_f32x8(), kgy.to_f32x8()] };
         }
@@ -189,10 +203,14 @@ impl Fluid<'_> {
             lambda: lambda.to_f32x8(),
             boundary_x: bgx.to_f32x8(),
             boundary_y: bgy.to_f32x8(),
+            s_corr_x: sx.to_f32x8(),
+            s_corr_y: sy.to_f32x8(),
         })
     }
 
-    /// ρ and λ of the rows `block` (the chunk's rows) into `out`; returns their
+    /// ρ and λ of the rows `block` (the chunk's rows) into `out` (and with s_corr, its part of
+    /// the correction, (m/ρ0) Σⱼ s_corr ∇Wᵢⱼ, divided by μ_max with phases, into `s_corr`);
+    /// returns their
     /// Σ max(ρᵢ − ρ0, 0) (kg/m²). The first pass of a solve (`first`) builds the chunk's
     /// slots from its lists. A row with w = 0 (`w`: the block's inverse masses) is not corrected
     /// and is treated like a boundary sample: λ = 0 (it asks its neighbours for no room of its
@@ -209,7 +227,7 @@ impl Fluid<'_> {
         chunk: &mut NeighborChunk,
         block: core::ops::Range<usize>,
         out: &mut [DensityRow],
-        (w, first): (&[f32], bool),
+        (w, first, mut s_corr): (&[f32], bool, Option<&mut [Vec2]>),
     ) -> f64 {
         if first {
             chunk.build_slots(block.start);
@@ -218,12 +236,24 @@ impl Fluid<'_> {
         (chunk.slots.gradient).resize(chunk.slots.fluid_slots(), [f32x8::ZERO; 2]);
         let mut error = 0.0f64;
         let wide = chunk.slots.wide();
-        for (g, out) in out.chunks_mut(GROUP).enumerate().take(chunk.slots.groups()) {
-            let group = if wide {
-                self.density_group::<V, true>(x, &mut chunk.slots, g)
-            } else {
-                self.density_group::<V, false>(x, &mut chunk.slots, g)
+        let slots = &mut chunk.slots;
+        for (g, out) in out.chunks_mut(GROUP).enumerate().take(slots.groups()) {
+            let group = match (wide, s_corr.is_some()) {
+                (true, false) => self.density_group::<V, true, false>(x, slots, g),
+                (false, false) => self.density_group::<V, false, false>(x, slots, g),
+                (true, true) => self.density_group::<V, true, true>(x, slots, g),
+                (false, true) => self.density_group::<V, false, true>(x, slots, g),
             };
+            if let Some(s_corr) = s_corr.as_deref_mut() {
+                // (m/ρ0) Σⱼ s_corr ∇Wᵢⱼ, over μ_max with phases (as λ).
+                let scale =
+                    self.mass * self.inv_rest_density / self.largest_mobility.unwrap_or(1.0);
+                let (sx, sy) = (group.s_corr_x.to_array(), group.s_corr_y.to_array());
+                let rows = s_corr.iter_mut().skip(g * GROUP).take(out.len());
+                for (l, row) in rows.enumerate() {
+                    *row = scale * Vec2::new(sx[l], sy[l]);
+                }
+            }
             // Rows with w = 0 (and padding lanes) have λ = 0 and no share of the error.
             let zero = <V as Lanes8>::splat(0.0);
             let movable: V = match w.get(g * GROUP..g * GROUP + GROUP) {

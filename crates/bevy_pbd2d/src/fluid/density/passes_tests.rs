@@ -56,7 +56,8 @@ fn both_passes(
             // SAFETY: the lists were checked just above; `first` builds the slots (else
             // they were built from them just above).
             let w = vec![1.0; out.len()];
-            let error = unsafe { fluid.density_block::<V>(x, chunk, block, out, (&w, !wide)) };
+            let error =
+                unsafe { fluid.density_block::<V>(x, chunk, block, out, (&w, !wide, None)) };
             let excess = out
                 .iter()
                 .map(|r| (r.density - fluid.rest_density).max(0.0));
@@ -178,6 +179,7 @@ fn density_and_correction_have_the_same_bits_on_every_path_and_the_direct_sums()
         chebyshev: &[],
         max_step: f32::INFINITY,
         largest_mobility: None,
+        artificial_pressure: None,
         boundary_x: &boundary_x,
         boundary_psi: &boundary_psi,
     };

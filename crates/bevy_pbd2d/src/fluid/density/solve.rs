@@ -23,7 +23,7 @@ use bevy::prelude::*;
 use wide::f32x8;
 
 use crate::fluid::density::MAX_STEP_RADII;
-use crate::fluid::density::passes::{Fluid, PairLanes};
+use crate::fluid::density::passes::{Fluid, PairLanes, lanes};
 use crate::fluid::density::state::{DensityRow, DensityState};
 use crate::fluid::kernel::CubicSpline;
 use crate::fluid::neighbors::{NeighborChunk, chunks_fit};
@@ -60,6 +60,8 @@ struct Shared<'s, 'a> {
     /// [`DensityState::boundary_push`] and the part of each row's last correction that was
     /// applied (1, or less where it was cut to the longest step), when they are tracked.
     push: Option<(&'s PhaseShared<'a, Vec2>, &'s PhaseShared<'a, f32>)>,
+    /// With s_corr, each row's part of the correction from it (m; [`Fluid::density_block`]).
+    s_corr: Option<&'s PhaseShared<'a, Vec2>>,
 }
 
 impl Fluid<'_> {
@@ -98,7 +100,8 @@ impl Fluid<'_> {
                     }
                 }
                 let w = &s.w[block.start..block.start + out.len()];
-                let block_error = self.density_block::<V>(x, chunk, block, out, (w, first));
+                let s_corr = s.s_corr.map(|p| p.block_mut(block.clone()));
+                let block_error = self.density_block::<V>(x, chunk, block, out, (w, first, s_corr));
                 s.errors.block_mut(c..c + 1)[0] = block_error;
             } else {
                 let rows = s.rows.as_ptr();
@@ -119,8 +122,15 @@ impl Fluid<'_> {
                 // where the buffer written still holds x^(k−1) (module docs).
                 let k = (phase / ITERATION) as usize;
                 let chebyshev = self.chebyshev.get(k).copied().unwrap_or(1.0);
+                let s_corr = s.s_corr.map(|p| p.block_mut(block.clone()));
                 for (g, (corrected, w)) in groups.enumerate().take(slots.groups()) {
-                    let (dx, dy) = self.correction_group_of::<V>(slots, g, rows);
+                    let (mut dx, mut dy) = self.correction_group_of::<V>(slots, g, rows);
+                    if let Some(s_corr) = s_corr.as_deref() {
+                        // The rows' s_corr part (artificial_pressure module docs).
+                        let own = |l: usize| s_corr.get(g * GROUP + l).copied().unwrap_or_default();
+                        dx = dx + lanes::<V>(|l| own(l).x);
+                        dy = dy + lanes::<V>(|l| own(l).y);
+                    }
                     let (sx, sy) = (omega * dx, omega * dy);
                     // Lanes whose step is longer than the cap (rare) are cut below.
                     let long = (sx * sx + sy * sy).gt_bits(<V as Lanes8>::splat(max * max));
@@ -228,6 +238,12 @@ pub(super) fn solve_on(
     scratch.boundary_push.resize(tracked, Vec2::ZERO);
     scratch.push_applied.clear();
     scratch.push_applied.resize(tracked, 1.0);
+    let s_corr_rows = if settings.artificial_pressure.is_some() {
+        n
+    } else {
+        0
+    };
+    scratch.s_corr.resize(s_corr_rows, Vec2::ZERO);
     // Chebyshev weights by correction (0-based), when accelerated and the boundary push is
     // not tracked (module docs).
     let weights = &mut scratch.chebyshev_weights;
@@ -235,8 +251,9 @@ pub(super) fn solve_on(
     if let Some(rho) = settings.chebyshev.filter(|_| !scratch.track_boundary_push) {
         weights.extend(chebyshev_weights(rho, settings.max_iterations as usize + 1));
     }
+    let kernel = CubicSpline::new(settings.support_radius);
     let fluid = Fluid {
-        kernel: CubicSpline::new(settings.support_radius),
+        kernel,
         mass: settings.particle_mass(),
         rest_density: settings.rest_density,
         inv_rest_density: 1.0 / settings.rest_density,
@@ -245,6 +262,8 @@ pub(super) fn solve_on(
         chebyshev: &scratch.chebyshev_weights,
         max_step: MAX_STEP_RADII * settings.particle_radius,
         largest_mobility: largest_mobility(&state.w[..n], settings.particle_mass()),
+        artificial_pressure: (settings.artificial_pressure)
+            .map(|p| p.terms(&kernel, 2.0 * settings.particle_radius)),
         boundary_x: &state.boundary_x,
         boundary_psi: &state.boundary_psi,
     };
@@ -253,8 +272,12 @@ pub(super) fn solve_on(
         settings.max_density_error_percent as f64,
         settings.max_iterations,
     );
+    // With s_corr at least one correction (s_corr acts only in corrections).
+    let least = u32::from(settings.artificial_pressure.is_some());
     // Whether the iteration whose density pass gave the error sum `sum` (kg/m²) ends the solve.
-    let finished = |sum: f64, iterations| sum * to_percent <= tolerance || iterations == cap;
+    let finished = |sum: f64, iterations| {
+        (sum * to_percent <= tolerance && iterations >= least) || iterations == cap
+    };
     let x = PhaseShared::new(&mut state.x[..n]);
     let positions = PhaseShared::new(&mut scratch.positions[..]);
     let rows = PhaseShared::new(&mut scratch.rows);
@@ -262,6 +285,7 @@ pub(super) fn solve_on(
     let lists = PhaseShared::new(chunks);
     let push = PhaseShared::new(&mut scratch.boundary_push[..]);
     let applied = PhaseShared::new(&mut scratch.push_applied[..]);
+    let s_corr = PhaseShared::new(&mut scratch.s_corr[..]);
     #[cfg(target_arch = "x86_64")]
     let avx2 = has_avx2();
     let shared = Shared {
@@ -271,6 +295,7 @@ pub(super) fn solve_on(
         errors: &errors,
         lists: &lists,
         push: track.then_some((&push, &applied)),
+        s_corr: fluid.artificial_pressure.map(|_| &s_corr),
     };
     let work = |phase, c| {
         #[cfg(target_arch = "x86_64")]

@@ -61,6 +61,9 @@ pub struct DensityState {
     /// The Chebyshev weight of each correction of a solve (scratch; empty without
     /// [`FluidSettings::chebyshev`](crate::fluid::FluidSettings::chebyshev)).
     pub(crate) chebyshev_weights: Vec<f32>,
+    /// Per fluid row with s_corr on, its part of the correction (m; scratch,
+    /// [`artificial_pressure`](crate::fluid::artificial_pressure)).
+    pub(crate) s_corr: Vec<Vec2>,
     /// The grid projection's buffers and last pressures
     /// ([`FluidSettings::grid_projection`](crate::fluid::FluidSettings::grid_projection)).
     #[reflect(ignore)]
