@@ -152,6 +152,11 @@
 //!   solved as one chain ([`constraints::chains`]), bending with
 //!   [`AngleConstraint`](constraints::AngleConstraint)s. Stiffer cloth and ropes: more
 //!   [`SolverSettings::substeps`](dynamics::SolverSettings::substeps) rather than iterations.
+//! - *How do I make sand?* [`GranularBuilder`](scenes::GranularBuilder): a block of grains
+//!   of spread radii in one body with [`SolidContacts`](solid_contacts::SolidContacts)
+//!   (contacts and friction, no density solve). Poured, they pile at an angle of repose that
+//!   grows with the static friction μs (16°, 26° and 29° at μs 0.1, 0.3 and 1 with 20 substeps, `tests/granular.rs`);
+//!   give the floor a [`ColliderMaterial`](collider::ColliderMaterial) with friction too.
 //! - *How do I make it look like a game?* Feature `render`: insert `ClothMesh`, `RopeMesh`,
 //!   `BlobMesh` or `FluidSurface` on a body's root (module `render`), with a colour, a texture
 //!   or your own `Material2d`. The debug gizmos (`PbdDebugRender::enabled`) can stay on beside
@@ -291,7 +296,7 @@ pub mod prelude {
     };
     pub use crate::scenes::{
         BlobBuilder, BlobShape, ClothBuilder, ClothGrid, ClothParticle, DamBreakBuilder,
-        DamBreakWalls, FixedCorners, RopeBuilder, RopeEnds, ScenesPlugin,
+        DamBreakWalls, FixedCorners, GranularBuilder, RopeBuilder, RopeEnds, ScenesPlugin,
     };
     pub use crate::schedule::{
         PbdClock, PbdSchedule, PbdSchedulePlugin, PbdStepSystems, PbdSubstepSchedule,

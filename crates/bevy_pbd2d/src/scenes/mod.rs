@@ -1,14 +1,16 @@
-//! Builders that spawn whole bodies: a cloth, a rope or chain, a soft or rigid blob, a dam
-//! break.
+//! Builders that spawn whole bodies: a cloth, a rope or chain, a soft or rigid blob, a block
+//! of grains (sand), a dam break.
 
 pub mod blob;
 pub mod cloth;
 pub mod dam_break;
+pub mod granular;
 pub mod rope;
 
 pub use blob::{Blob, BlobBuilder, BlobShape};
 pub use cloth::{Cloth, ClothBuilder, ClothGrid, ClothParticle, FixedCorners};
 pub use dam_break::{DamBreak, DamBreakBuilder, DamBreakWalls};
+pub use granular::{Granular, GranularBuilder};
 pub use rope::{Rope, RopeBody, RopeBuilder, RopeEnds, RopeParticle};
 
 use bevy::prelude::*;
