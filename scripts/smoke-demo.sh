@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs one demo (cloth|fluid|playground|solids) under Xvfb for a few seconds, saves a screenshot and
+# Runs one demo (cloth|fluid|playground|solids|matter) under Xvfb for a few seconds, saves a screenshot and
 # checks that it exists and is not blank, that no error was logged, and, where the demo draws
 # water, that the water's area in the screenshot is within 20 % of the area its particles cover
 # at rest ((2r)² each, the demo's `water_area_px` log line). Usage: scripts/smoke-demo.sh cloth [out.png]
@@ -28,7 +28,7 @@ awk -v s="$stddev" -v c="$colours" 'BEGIN { exit !(s > 0.02 && c > 16) }' || { e
 # else blue) against the particles' area at rest.
 expected=$(grep -o "water_area_px=[0-9]*" "$log" | tail -n 1 | cut -d= -f2 || true)
 case "$demo" in
-  fluid|playground)
+  fluid|playground|matter)
     if [ -z "$expected" ] && [ "${PBD2D_LOOK:-game}" != reference ]; then
       echo "smoke $demo: no water_area_px line: the fluid surface drew no particles"; exit 1
     fi ;;

@@ -275,7 +275,7 @@ fn report_water_area(
     settings: Option<Res<FluidSettings>>,
     panel: Res<PbdPanel>,
     cameras: Query<(&Camera, &GlobalTransform)>,
-    fluid: Query<&Position, With<FluidParticle>>,
+    fluid: Query<(&Position, Option<&FluidPhase>), With<FluidParticle>>,
 ) {
     if state.frames != Some(state.frame + 1) || splats.is_none_or(|s| s.drawn() == 0) {
         return;
@@ -294,13 +294,15 @@ fn report_water_area(
         return;
     };
     let physical = camera.target_scaling_factor().unwrap_or(1.0) * origin.distance(metre);
+    // Water only: a liquid of another phase (oil) is drawn in its own colour.
     let visible = fluid
         .iter()
-        .filter_map(|p| camera.world_to_viewport(at, p.0.extend(0.0)).ok())
+        .filter(|(_, phase)| phase.is_none_or(|p| *p == FluidPhase::WATER))
+        .filter_map(|(p, _)| camera.world_to_viewport(at, p.0.extend(0.0)).ok())
         .filter(|s| viewport.contains(*s) && !panel.window_rect.is_some_and(|w| w.contains(*s)))
         .count();
     let area = visible as f32 * (2.0 * r * physical).powi(2);
-    info!("bevy_pbd2d: water_area_px={area:.0} (the fluid particles in view, (2r)² each)");
+    info!("bevy_pbd2d: water_area_px={area:.0} (the water particles in view, (2r)² each)");
 }
 
 fn exit_after_frames(
