@@ -233,8 +233,9 @@ fn pour_sand(
         ..default()
     };
     chute.rows += 1;
-    let Ok(grains) = row.grains() else {
-        return;
+    let grains = match row.grains() {
+        Ok(grains) => grains,
+        Err(error) => return error!("cannot pour sand: {error}"),
     };
     match row.spawn(&mut commands) {
         Ok(spawned) => {

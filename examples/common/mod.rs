@@ -294,7 +294,8 @@ fn report_water_area(
         return;
     };
     let physical = camera.target_scaling_factor().unwrap_or(1.0) * origin.distance(metre);
-    // Water only: a liquid of another phase (oil) is drawn in its own colour.
+    // Water only (no phase, or water's): the demos draw another phase's body (oil) in a
+    // colour of its own, which the smoke test's count of blue pixels does not see.
     let visible = fluid
         .iter()
         .filter(|(_, phase)| phase.is_none_or(|p| *p == FluidPhase::WATER))

@@ -89,7 +89,8 @@ fn unit_hash(k: u64) -> f32 {
 
 impl GranularBuilder {
     /// Each grain's centre (m) and radius (m), row by row from the bottom, after checking every
-    /// field.
+    /// field and that every grain's mass and radius are valid ([`ParticleRadius::new`]: at most
+    /// 10 m).
     ///
     /// # Errors
     /// [`PbdError`] naming the first invalid field, or too many grains.
@@ -125,6 +126,7 @@ impl GranularBuilder {
                 let u = unit_hash(k ^ self.seed.rotate_left(32));
                 let r = radius * (1.0 + spread * (2.0 * u - 1.0));
                 InverseMass::from_mass(density * 4.0 * r * r)?;
+                ParticleRadius::new(r)?;
                 out.push((corner + spacing * Vec2::new(i as f32, j as f32), r));
             }
         }
@@ -228,6 +230,12 @@ mod tests {
             GranularBuilder {
                 columns: 1000,
                 rows: 1000,
+                ..default()
+            },
+            // Grains up to 10.8 m: more than a ParticleRadius takes.
+            GranularBuilder {
+                radius: 9.0,
+                density: 1.0,
                 ..default()
             },
         ] {
