@@ -155,7 +155,7 @@
 //! - *How do I make sand?* [`GranularBuilder`](scenes::GranularBuilder): a block of grains
 //!   of spread radii in one body with [`SolidContacts`](solid_contacts::SolidContacts)
 //!   (contacts and friction, no density solve). Poured, they pile at an angle of repose that
-//!   grows with the static friction μs (16°, 26° and 29° at μs 0.1, 0.3 and 1 with 20 substeps, `tests/granular.rs`);
+//!   grows with the static friction μs (11°, 22° and 30° at μs 0.05, 0.15 and 0.5 with 20 substeps, `tests/granular.rs`);
 //!   give the floor a [`ColliderMaterial`](collider::ColliderMaterial) with friction too.
 //! - *How do I make it look like a game?* Feature `render`: insert `ClothMesh`, `RopeMesh`,
 //!   `BlobMesh` or `FluidSurface` on a body's root (module `render`), with a colour, a texture

@@ -6,19 +6,21 @@
 //! coils, a cloth that folds onto itself, a pile of grains in one body). Two particles joined
 //! by a distance constraint never collide (their constraint keeps them apart or together).
 //!
-//! In every substep, after the constraint solve and before the colliders
-//! ([`SolveContacts`](crate::PbdSubstepSystems::SolveContacts)):
+//! In every substep:
 //!
-//! 1. *Pre-stabilization* (\[MMCK14\] §5.1): the pairs that overlap at the substep's start
-//!    x₀ = x* − Δt v* (grains spawned into each other, what earlier iterations left) are
-//!    projected there, and each correction moves x₀ and x* alike, so it adds no velocity.
-//! 2. The pairs closer than r₁ + r₂ at the positions so far are found on a spatial hash grid of
-//!    cells 2 r_max and projected
-//!    [`SolverSettings::iterations`](crate::dynamics::SolverSettings::iterations) times,
-//!    Gauss-Seidel, in a fixed order (the results do not depend on the thread count), to their
-//!    target distance d₀ = min(r₁ + r₂, ‖x₀₁ − x₀₂‖): a pair that began the substep overlapping
-//!    is kept from closing, not pushed out with velocity (step 1 of the next substeps removes
-//!    the overlap):
+//! 1. *Pre-stabilization* (\[MMCK14\] §5.1), in
+//!    [`Predict`](crate::PbdSubstepSystems::Predict) before the prediction: the pairs that
+//!    overlap at the substep's start x₀ (grains spawned into each other, what earlier
+//!    iterations left) are projected there, on x₀, so it adds no velocity; what it moves into
+//!    a collider, the colliders' own pre-stabilization pushes out without velocity.
+//! 2. After the constraint solve and before the colliders
+//!    ([`SolveContacts`](crate::PbdSubstepSystems::SolveContacts)), the pairs closer than
+//!    r₁ + r₂ at the positions so far are found on a spatial hash grid of cells 2 r_max and
+//!    projected [`SolverSettings::iterations`](crate::dynamics::SolverSettings::iterations)
+//!    times, Gauss-Seidel, in a fixed order (the results do not depend on the thread count),
+//!    to their target distance d₀ = min(r₁ + r₂, ‖x₀₁ − x₀₂‖) with x₀ as step 1 left it: a
+//!    pair that step 1 could not separate is kept from closing, not pushed out with velocity
+//!    (step 1 of the next substeps removes the overlap):
 //!
 //! ```text
 //! C = ‖x₁ − x₂‖ − d₀ < 0,  n = (x₁ − x₂)/‖x₁ − x₂‖
@@ -31,9 +33,9 @@
 //! [`SolidContacts::static_friction`] and [`SolidContacts::dynamic_friction`]. Particles do not
 //! turn, so static friction also keeps a grain from rolling: a pile of grains
 //! ([`GranularBuilder`](crate::scenes::GranularBuilder)) stands at an angle of repose that
-//! grows with μs (`tests/granular.rs`: 15.8°, 25.9° and 28.5° at μ 0.1, 0.3 and 1 with 20
-//! substeps; at 10 substeps μ 0.3 and 1 both stand at 22–23°, as the friction's budget,
-//! μ times a substep's normal correction, shrinks with Δt² faster than a contact's jitter).
+//! grows with μs (`tests/granular.rs`: 11.0°, 21.6° and 30.4° at μ 0.05, 0.15 and 0.5 with
+//! 20 substeps of 4 iterations at 60 Hz; above μ ≈ 0.3 the angle levels off and its order
+//! varies by a few degrees from pile to pile).
 //! Without any [`SolidContacts`], nothing runs.
 
 use bevy::prelude::*;
@@ -179,7 +181,6 @@ pub(crate) fn solve_solid_contacts(
     let dt = time.delta_secs();
     let state = &mut *state;
     let solid = &mut *solid;
-    pre_stabilize(solid, state, dt, settings.iterations);
     find_pairs(solid, &state.x);
     // A pair that begins the substep overlapping (what the pre-stabilization's iterations
     // did not remove) is kept from closing further, not pushed out: pushing it out here would
@@ -200,35 +201,33 @@ pub(crate) fn solve_solid_contacts(
     stats.end_phase(Phase::Contacts, started);
 }
 
-/// Pre-stabilization (\[MMCK14\] §5.1): the overlaps already present at the substep's start
-/// x₀ = x* − Δt v* (grains spawned into each other, what the last substep's iterations left)
-/// are projected at x₀, and each particle's correction moves x₀ and x* alike: it changes no
-/// velocity. Without it, rows of grains poured 3 cm into each other flew off at up to
-/// 72 m/s at 20 substeps per 1/60 s step and 111 m/s at 40 (`tests/granular.rs`).
-fn pre_stabilize(solid: &mut SolidContactState, state: &mut SolverState, dt: f32, iterations: u32) {
+/// [`Predict`](crate::PbdSubstepSystems::Predict), before the prediction and before the
+/// colliders record where each particle starts: pre-stabilization (\[MMCK14\] §5.1). The
+/// overlaps present at the substep's start x₀ (grains spawned into each other, what the last
+/// substep's iterations left) are projected on x₀ itself, so the prediction carries the
+/// correction into x* and it adds no velocity; what it moves into a collider, the colliders'
+/// own pre-stabilization pushes out without velocity too. The positions it leaves are the
+/// pairs' start distances ([`solve_solid_contacts`]). Without it, rows of grains poured 3 cm
+/// into each other flew off at up to 72 m/s at 20 substeps per 1/60 s step and 111 m/s at 40
+/// (`tests/granular.rs`).
+pub(crate) fn pre_stabilize_solid_contacts(
+    settings: Res<SolverSettings>,
+    mut state: ResMut<SolverState>,
+    mut solid: ResMut<SolidContactState>,
+    mut stats: ResMut<PbdStats>,
+) {
+    let started = stats.begin_phase();
+    let state = &mut *state;
+    let solid = &mut *solid;
+    find_pairs(solid, &state.x);
+    for _ in 0..settings.iterations {
+        project_pairs(solid, &mut state.x, &state.w);
+    }
     solid.start.resize(state.x.len(), Vec2::ZERO);
     for &row in &solid.rows {
-        let row = row as usize;
-        solid.start[row] = state.substep_start(row, dt);
+        solid.start[row as usize] = state.x[row as usize];
     }
-    let mut start = core::mem::take(&mut solid.start);
-    find_pairs(solid, &start);
-    if solid.pairs.is_empty() {
-        solid.start = start;
-        return;
-    }
-    for _ in 0..iterations {
-        project_pairs(solid, &mut start, &state.w);
-    }
-    for &row in &solid.rows {
-        let row = row as usize;
-        let shift = start[row] - state.substep_start(row, dt);
-        if shift != Vec2::ZERO {
-            state.x[row] += shift;
-            state.x_predicted[row] += shift;
-        }
-    }
-    solid.start = start;
+    stats.end_phase(Phase::Contacts, started);
 }
 
 /// The pairs of entries closer than their radii's sum that may collide, in a fixed order.
@@ -353,6 +352,14 @@ impl Plugin for SolidContactsPlugin {
                     .in_set(PbdPrepared)
                     .after(copy_particles_in)
                     .after(crate::constraints::sync::rebuild_constraint_rows),
+            )
+            .add_systems(
+                PbdSubstepSchedule,
+                pre_stabilize_solid_contacts
+                    .in_set(PbdSubstepSystems::Predict)
+                    .before(crate::collider::contacts::record_collider_starts)
+                    .before(crate::dynamics::integrator::predict)
+                    .run_if(has_solid_contacts),
             )
             .add_systems(
                 PbdSubstepSchedule,
