@@ -99,8 +99,8 @@ pub(crate) struct SolidContactState {
     joined_for: Option<(usize, u64)>,
     /// Scratch: positions of `rows`, the grid, the pairs (entries) and their normal depths.
     points: Vec<Vec2>,
-    /// Scratch: the substep's start positions x₀ by particle row (only the solid rows are
-    /// written), for the pre-stabilization.
+    /// Per entry: its position x₀ as the pre-stabilization left it (m), for the pairs' start
+    /// distances.
     start: Vec<Vec2>,
     grid: SpatialHashGrid,
     pairs: Vec<(u32, u32)>,
@@ -185,13 +185,12 @@ pub(crate) fn solve_solid_contacts(
     // A pair that begins the substep overlapping (what the pre-stabilization's iterations
     // did not remove) is kept from closing further, not pushed out: pushing it out here would
     // become velocity. The pre-stabilization of the next substeps removes the rest.
-    for (k, &(i, j)) in solid.pairs.iter().enumerate() {
-        let (a, b) = (
-            solid.rows[i as usize] as usize,
-            solid.rows[j as usize] as usize,
-        );
-        let start = solid.start[a].distance(solid.start[b]);
-        solid.target[k] = solid.target[k].min(start);
+    // (Both systems run on the same step's entries; the check keeps a mismatch from panicking.)
+    if solid.start.len() == solid.rows.len() {
+        for (k, &(i, j)) in solid.pairs.iter().enumerate() {
+            let start = solid.start[i as usize].distance(solid.start[j as usize]);
+            solid.target[k] = solid.target[k].min(start);
+        }
     }
     for _ in 0..settings.iterations {
         project_pairs(solid, &mut state.x, &state.w);
@@ -223,10 +222,10 @@ pub(crate) fn pre_stabilize_solid_contacts(
     for _ in 0..settings.iterations {
         project_pairs(solid, &mut state.x, &state.w);
     }
-    solid.start.resize(state.x.len(), Vec2::ZERO);
-    for &row in &solid.rows {
-        solid.start[row as usize] = state.x[row as usize];
-    }
+    solid.start.clear();
+    solid
+        .start
+        .extend(solid.rows.iter().map(|&row| state.x[row as usize]));
     stats.end_phase(Phase::Contacts, started);
 }
 

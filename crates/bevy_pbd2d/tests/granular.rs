@@ -54,11 +54,27 @@ fn pour(mu: f32) -> Vec<(Vec2, f32)> {
         .map(|&p| position(&app, p).y)
         .fold(0.0, f32::max);
     println!("μ {mu}: pile {top:.3} m high, its base from {lo:.2} to {hi:.2} m");
+    discs(&app, &grains)
+}
+
+/// Each grain's centre (m) and radius (m).
+fn discs(app: &App, grains: &[Entity]) -> Vec<(Vec2, f32)> {
     let radius = |p: Entity| app.world().get::<ParticleRadius>(p).unwrap().get();
     grains
         .iter()
-        .map(|&p| (position(&app, p), radius(p)))
+        .map(|&p| (position(app, p), radius(p)))
         .collect()
+}
+
+/// The smallest ‖x₁ − x₂‖/(r₁ + r₂) over all pairs of `discs` (centre, radius).
+fn closest_pair(discs: &[(Vec2, f32)]) -> f32 {
+    let mut closest = f32::INFINITY;
+    for (a, &(p, ra)) in discs.iter().enumerate() {
+        for &(q, rb) in &discs[a + 1..] {
+            closest = closest.min(p.distance(q) / (ra + rb));
+        }
+    }
+    closest
 }
 
 /// The pile's slope (degrees): its surface, the highest grain top in columns 2 R wide, fitted
@@ -102,12 +118,7 @@ fn a_sand_piles_angle_of_repose_grows_with_friction() {
             "a grain left the floor or went non-finite"
         );
         // No grain sinks into another.
-        let mut closest = f32::INFINITY;
-        for (a, &(p, ra)) in grains.iter().enumerate() {
-            for &(q, rb) in &grains[a + 1..] {
-                closest = closest.min(p.distance(q) / (ra + rb));
-            }
-        }
+        let closest = closest_pair(&grains);
         let angle = angle_of_repose(&grains);
         println!("μ = {mu}: angle of repose {angle:.1}°, closest pair {closest:.3} (r₁ + r₂)");
         assert!(closest > 0.95, "grains overlap: {closest} (r₁ + r₂)");
@@ -176,15 +187,7 @@ fn spawned_into_each_other(floor: bool) -> (f32, f32, f32) {
             upward = upward.max(v.y);
         }
     }
-    let radius = |p: Entity| app.world().get::<ParticleRadius>(p).unwrap().get();
-    let mut closest = f32::INFINITY;
-    for (a, &p) in grains.iter().enumerate() {
-        for &q in &grains[a + 1..] {
-            let gap = position(&app, p).distance(position(&app, q)) / (radius(p) + radius(q));
-            closest = closest.min(gap);
-        }
-    }
-    (fastest, upward, closest)
+    (fastest, upward, closest_pair(&discs(&app, &grains)))
 }
 
 /// Grains spawned into each other are pushed apart without being launched: the
