@@ -93,7 +93,7 @@
 //! | `debug_render` | `PbdDebugRenderPlugin`: gizmo drawing, the reference demos' dots and lines |
 //! | `render` | `PbdRenderPlugin`: textured cloth, rope and blob meshes and a shaded fluid surface in Bevy's 2D pipeline (`ClothMesh`, `RopeMesh`, `BlobMesh`, `FluidSurface` on a body's root) |
 //! | `egui` | `PbdPanelPlugin`: the demos' panel for games |
-//! | `avian` | `AvianCouplingPlugin` (in [`PbdPlugins`]): avian2d colliders as obstacles, particle impulses on dynamic bodies (module `avian`) |
+//! | `avian` | `AvianCouplingPlugin` (in [`PbdPlugins`]): avian2d colliders as obstacles, particle impulses on dynamic bodies, `CollisionLayers` filtering particle contacts, our `Gravity` following avian's (module `avian`) |
 //!
 //! None is on by default; without them the crate needs no renderer or window.
 //!
@@ -196,6 +196,17 @@
 //!   that die too soon:
 //!   [`FluidSettings::vorticity_confinement`](fluid::FluidSettings::vorticity_confinement).
 //!   All are off by default; their cost is in the bench README.
+//! - *How do I play a splash when water hits something, or open a door when sand fills a
+//!   box?* Put [`ReportParticleContacts`](collider::ReportParticleContacts) on the collider:
+//!   each particle that comes to touch it writes one
+//!   [`ParticleContactStart`](collider::ParticleContactStart) (particle, collider, body, point,
+//!   normal, impulse) and one [`ParticleContactEnd`](collider::ParticleContactEnd) when it
+//!   leaves ([`collider::reports`]). Colliders without the marker cost nothing.
+//! - *How do I let some particles pass a body?* With `avian`, give the particle, or its body's
+//!   root, and the collider avian's `CollisionLayers`: a particle passes every collider whose
+//!   layers it does not interact with (avian's rule), fluid included
+//!   ([`collider::layers`]). Our [`Gravity`](dynamics::Gravity) follows avian's `Gravity`
+//!   until you set ours.
 //!
 //! ## Where we differ from the reference demos
 //!
@@ -274,8 +285,8 @@ pub mod prelude {
         ParticleOf,
     };
     pub use crate::collider::{
-        ColliderMaterial, ColliderPlugin, ColliderShape, ParticleCollider, ParticleRadius,
-        TeleportCollider,
+        ColliderMaterial, ColliderPlugin, ColliderShape, ParticleCollider, ParticleContactEnd,
+        ParticleContactStart, ParticleRadius, ReportParticleContacts, TeleportCollider,
     };
     pub use crate::constraints::{
         AngleConstraint, BreakingStrain, ConstraintBroken, ConstraintsPlugin, DistanceConstraint,

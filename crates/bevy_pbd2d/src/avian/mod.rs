@@ -23,6 +23,21 @@
 //!   (explicit coupling, as LiquidFun's particle–body contacts): stable while a body is
 //!   heavier than the particles that hit it in one step.
 //!
+//! - **Collision layers.** avian's `CollisionLayers` on a particle, or on its
+//!   [`ParticleBody`](crate::body::ParticleBody)'s root (the particle's own win), and on a
+//!   collider (avian's or a [`ParticleCollider`]) filter the particles' contacts by avian's
+//!   rule (`CollisionLayers::interacts_with`; no component means avian's default, the first
+//!   layer and every filter). A particle passes a collider it does not interact with: no
+//!   contact, and a fluid particle takes no density from its boundary samples
+//!   ([`collider::layers`](crate::collider::layers)).
+//! - **Gravity.** Our [`Gravity`](crate::dynamics::Gravity) follows avian's `Gravity` (copied
+//!   before each step) while ours holds the value last copied (at first its default); once
+//!   the game (or the panel) writes another value into ours, ours is the game's and is no
+//!   longer changed. Particles and bodies then fall alike without setting both.
+//! - **Contact messages** for particles touching an avian collider work as for any collider:
+//!   [`ReportParticleContacts`](crate::collider::ReportParticleContacts) on it; the message's
+//!   `body` is its `ColliderOf` body.
+//!
 //! **Order.** The simulation steps in `FixedUpdate` ([`PbdSystems::StepSimulation`](crate::PbdSystems)); avian
 //! in `FixedPostUpdate` by default. Each fixed step: our step (particles against the bodies'
 //! current poses; impulses into the bodies' velocities), then avian's (bodies move with those
@@ -36,6 +51,8 @@
 //! `avian2d::prelude::Position` for bodies. This crate's collider is [`ParticleCollider`],
 //! so `Collider` is always avian's.
 
+mod gravity;
+mod layers;
 mod shapes;
 
 use avian2d::prelude::{
@@ -53,11 +70,14 @@ use crate::collider::sync::{collect_particle_colliders, finish_colliders};
 use crate::collider::{
     ColliderContactState, ColliderContactSystems, ColliderMaterial, ParticleCollider,
 };
+use crate::fluid::boundary::update_boundary;
 use crate::fluid::contacts::resolve_boundary_contacts;
 use crate::fluid::density::{DensityState, solve_density_constraints};
 use crate::fluid::{FluidSettings, NeighborState};
 use crate::particle::SolverState;
-use crate::schedule::{PbdPrepared, PbdSchedule, PbdSubstepSchedule, PbdSubstepSystems};
+use crate::schedule::{
+    PbdPrepared, PbdSchedule, PbdStepSystems, PbdSubstepSchedule, PbdSubstepSystems,
+};
 
 /// avian colliders as obstacles, and the particles' impulses on avian's dynamic bodies (module
 /// docs). Part of [`PbdPlugins`](crate::PbdPlugins) with the feature `avian`; needs avian's
@@ -77,6 +97,13 @@ impl Plugin for AvianCouplingPlugin {
                 track_sample_pushes
                     .in_set(PbdPrepared)
                     .after(update_collider_samples),
+                layers::collect_collision_layers
+                    .in_set(PbdPrepared)
+                    .after(finish_colliders)
+                    .after(update_boundary),
+                gravity::follow_avian_gravity
+                    .in_set(PbdStepSystems::Prepare)
+                    .before(PbdPrepared),
             ),
         )
         .add_systems(
@@ -158,9 +185,10 @@ fn collect_avian_colliders(
             (_, _, own) => own.copied().unwrap_or_default(),
         };
         let material = material.checked().unwrap_or_default();
-        let body = of
-            .map(|of| of.body)
-            .filter(|&b| bodies.get(b).is_ok_and(|rb| rb.is_dynamic()));
+        let body = of.map(|of| {
+            let dynamic = bodies.get(of.body).is_ok_and(|rb| rb.is_dynamic());
+            (of.body, dynamic)
+        });
         for (k, geometry) in parts.drain(..).enumerate() {
             contacts.push_collider((entity, k as u32), geometry, pose, material, body, false);
         }

@@ -7,6 +7,7 @@ use bevy::prelude::*;
 
 use crate::collider::ColliderContactState;
 use crate::collider::geometry::Hit;
+use crate::collider::layers::CollisionFilter;
 use crate::collider::sync::StepCollider;
 use crate::dynamics::{Gravity, PbdSubsteps};
 use crate::fluid::settling::SettlingState;
@@ -74,11 +75,12 @@ pub(crate) fn record_collider_starts(
 pub(crate) fn collide_predicted(
     mut state: ResMut<SolverState>,
     mut contacts: ResMut<ColliderContactState>,
+    filter: Res<CollisionFilter>,
     mut stats: ResMut<PbdStats>,
 ) {
     let started = stats.begin_phase();
     let rows = 0..state.len();
-    pass(&mut state, &mut contacts, false, rows);
+    pass(&mut state, &mut contacts, &filter, false, rows);
     stats.end_phase(Phase::Contacts, started);
 }
 
@@ -92,6 +94,7 @@ pub(crate) fn collide_predicted(
 pub(crate) fn push_settling_fluid_out(
     mut state: ResMut<SolverState>,
     mut contacts: ResMut<ColliderContactState>,
+    filter: Res<CollisionFilter>,
     settling: Option<ResMut<SettlingState>>,
 ) {
     let Some(mut settling) = settling.filter(|s| !s.island_rows().is_empty()) else {
@@ -101,7 +104,7 @@ pub(crate) fn push_settling_fluid_out(
     for i in rows {
         let i = i as usize;
         let (x, predicted, touch) = (state.x[i], state.x_predicted[i], contacts.touch[i]);
-        pass(&mut state, &mut contacts, false, i..i + 1);
+        pass(&mut state, &mut contacts, &filter, false, i..i + 1);
         let moved = state.x[i] - x;
         state.x_predicted[i] = predicted + moved;
         contacts.touch[i] = touch;
@@ -117,19 +120,22 @@ pub(crate) fn push_settling_fluid_out(
 pub(crate) fn collide_solved(
     mut state: ResMut<SolverState>,
     mut contacts: ResMut<ColliderContactState>,
+    filter: Res<CollisionFilter>,
     mut stats: ResMut<PbdStats>,
 ) {
     let started = stats.begin_phase();
     let rows = 0..state.len();
-    pass(&mut state, &mut contacts, true, rows);
+    pass(&mut state, &mut contacts, &filter, true, rows);
     stats.collider_contacts = contacts.touch.iter().filter(|t| t.collider != NONE).count();
     stats.end_phase(Phase::Contacts, started);
 }
 
-/// One contact pass over the `rows` with w > 0.
+/// One contact pass over the `rows` with w > 0, each against the colliders it interacts with
+/// (`filter`).
 fn pass(
     state: &mut SolverState,
     contacts: &mut ColliderContactState,
+    filter: &CollisionFilter,
     friction: bool,
     rows: core::ops::Range<usize>,
 ) {
@@ -152,6 +158,10 @@ fn pass(
             continue;
         }
         bins.query(x0.min(x) - r, x0.max(x) + r, candidates);
+        if filter.active() {
+            let layers = filter.row(i);
+            candidates.retain(|&k| layers.interacts(colliders[k as usize].layers));
+        }
         let x_in = x;
         let mut touched = 0u32;
         let mut prestabilised = Vec2::ZERO;
@@ -403,26 +413,37 @@ pub(crate) fn rebound_speed(e: f32, h0: f32, v0: f32, g_in: f32, dt: f32) -> f32
     0.5 * (b + (b * b + 8.0 * e * e * q0).max(0.0).sqrt())
 }
 
-#[cfg_attr(not(feature = "avian"), allow(dead_code))]
 impl ColliderContactState {
-    /// Each particle's contact impulse of this step on a collider with a dynamic body:
-    /// (impulse on the particle (N·s), contact point (m), body). The impulse is
+    /// Each particle's contact impulse in the running substep: (row, the collider, impulse on
+    /// the particle (N·s), contact point (m), outward normal there). The impulse is
     /// m (push/Δt + bounce), the point the surface under the particle.
-    pub(crate) fn body_impulses<'a>(
+    pub(crate) fn contact_impulses<'a>(
         &'a self,
         state: &'a SolverState,
         inv_dt: f32,
-    ) -> impl Iterator<Item = (Vec2, Vec2, Entity)> + 'a {
+    ) -> impl Iterator<Item = (usize, &'a StepCollider, Vec2, Vec2, Vec2)> + 'a {
         self.touch.iter().enumerate().filter_map(move |(i, t)| {
-            let body = self.colliders.get(t.collider as usize)?.body?;
+            let collider = self.colliders.get(t.collider as usize)?;
             let w = state.w[i];
             if w.partial_cmp(&0.0) != Some(core::cmp::Ordering::Greater) {
                 return None;
             }
             let impulse = (t.push * inv_dt + t.bounce) / w;
             let at = state.x[i] - t.normal * self.radius[i];
-            Some((impulse, at, body))
+            Some((i, collider, impulse, at, t.normal))
         })
+    }
+
+    /// [`ColliderContactState::contact_impulses`] on colliders with a dynamic body:
+    /// (impulse on the particle (N·s), contact point (m), body).
+    #[cfg_attr(not(feature = "avian"), allow(dead_code))]
+    pub(crate) fn body_impulses<'a>(
+        &'a self,
+        state: &'a SolverState,
+        inv_dt: f32,
+    ) -> impl Iterator<Item = (Vec2, Vec2, Entity)> + 'a {
+        self.contact_impulses(state, inv_dt)
+            .filter_map(|(_, c, impulse, at, _)| Some((impulse, at, c.body?)))
     }
 }
 

@@ -42,6 +42,9 @@
 //! it has in a sample-built box (`DamBreakWalls::Collider` builds the demo's box that way), and
 //! with `avian` a dynamic body receives the fluid's pressure on its samples.
 //!
+//! Contacts can be reported as messages, per collider ([`reports`]), and (feature `avian`)
+//! filtered by collision layers ([`layers`]).
+//!
 //! A collider's velocity is its pose change over the step, nothing else: moving one far in a
 //! step sweeps everything between its two poses at that speed; mark a teleport with
 //! [`TeleportCollider`]. Colliders are obstacles of infinite mass (their
@@ -55,6 +58,8 @@ pub(crate) mod contacts;
 pub(crate) mod geometry;
 #[cfg(test)]
 mod geometry_tests;
+pub mod layers;
+pub mod reports;
 pub mod samples;
 pub(crate) mod sync;
 
@@ -66,6 +71,10 @@ pub use components::{
 };
 pub use contacts::MAX_SLIDES;
 pub use geometry::MAX_COLLIDER_EXTENT;
+pub use layers::CollisionFilter;
+pub use reports::{
+    CONTACT_SLACK, ParticleContactEnd, ParticleContactStart, ReportParticleContacts,
+};
 pub use samples::{ColliderSample, ColliderSampleOf, ColliderSamples};
 
 use crate::dynamics::integrator::{predict, update_velocities};
@@ -122,7 +131,12 @@ impl Plugin for ColliderPlugin {
             .register_type::<ColliderSample>()
             .register_type::<ColliderSampleOf>()
             .register_type::<ColliderSamples>()
+            .register_type::<ReportParticleContacts>()
+            .add_message::<ParticleContactStart>()
+            .add_message::<ParticleContactEnd>()
             .init_resource::<ColliderContactState>()
+            .init_resource::<CollisionFilter>()
+            .init_resource::<reports::ContactReports>()
             .init_resource::<samples::SampledShapes>();
         app.configure_sets(
             PbdSubstepSchedule,
@@ -133,6 +147,7 @@ impl Plugin for ColliderPlugin {
             ((
                 sync::collect_particle_colliders,
                 sync::finish_colliders,
+                reports::mark_reported_colliders,
                 samples::update_collider_samples.before(update_boundary),
             )
                 .chain(),)
@@ -141,7 +156,8 @@ impl Plugin for ColliderPlugin {
         );
         app.add_systems(
             PbdSchedule,
-            sync::clear_teleports.in_set(PbdStepSystems::Writeback),
+            (sync::clear_teleports, reports::send_contact_messages)
+                .in_set(PbdStepSystems::Writeback),
         )
         .add_systems(
             PbdSubstepSchedule,
@@ -158,7 +174,11 @@ impl Plugin for ColliderPlugin {
                     .after(stabilise_settling_fluid)
                     .before(restabilise_settling_fluid),
                 contacts::collide_solved.in_set(PbdSubstepSystems::SolveContacts),
-                contacts::apply_restitution
+                (
+                    contacts::apply_restitution,
+                    reports::record_reported_contacts,
+                )
+                    .chain()
                     .in_set(PbdSubstepSystems::UpdateVelocities)
                     .after(update_velocities),
             )

@@ -10,6 +10,7 @@ use crate::collider::components::{
     ColliderMaterial, ParticleCollider, ParticleRadius, TeleportCollider,
 };
 use crate::collider::geometry::Geometry;
+use crate::collider::layers::Layers;
 use crate::dynamics::PbdSubsteps;
 use crate::fluid::FluidSettings;
 use crate::particle::{SolverIndex, SolverState};
@@ -39,7 +40,17 @@ pub(crate) struct StepCollider {
     /// The dynamic rigid body that receives the particles' contact impulses, if any.
     #[cfg_attr(not(feature = "avian"), allow(dead_code))]
     pub(crate) body: Option<Entity>,
+    /// The rigid body it belongs to (with `avian`: dynamic, kinematic or static), if any.
+    pub(crate) rigid_body: Option<Entity>,
+    /// Its collision layers ([`layers`](crate::collider::layers)).
+    pub(crate) layers: Layers,
+    /// Whether its contacts are reported ([`ReportParticleContacts`](crate::collider::ReportParticleContacts)).
+    pub(crate) report: bool,
 }
+
+/// The rigid body of a collider: its entity and whether it is dynamic (receives the
+/// particles' impulses).
+pub(crate) type ColliderBody = Option<(Entity, bool)>;
 
 impl ColliderContactState {
     /// Adds a collider part to this step; it starts the step where it ended the last one
@@ -50,7 +61,7 @@ impl ColliderContactState {
         geometry: Geometry,
         end: Isometry2d,
         material: ColliderMaterial,
-        body: Option<Entity>,
+        body: ColliderBody,
         teleported: bool,
     ) {
         let start = match self.poses.get(&key) {
@@ -64,8 +75,28 @@ impl ColliderContactState {
             end,
             step: [start, end],
             material,
-            body,
+            body: body
+                .filter(|&(_, dynamic)| dynamic)
+                .map(|(entity, _)| entity),
+            rigid_body: body.map(|(entity, _)| entity),
+            layers: Layers::DEFAULT,
+            report: false,
         });
+    }
+}
+
+impl ColliderContactState {
+    /// The parts of `entity` among the step's colliders (empty if it has none); valid once
+    /// [`finish_colliders`] has sorted them.
+    pub(crate) fn parts_of_mut(&mut self, entity: Entity) -> &mut [StepCollider] {
+        let parts = self.parts(entity);
+        &mut self.colliders[parts]
+    }
+
+    /// The indices of [`ColliderContactState::parts_of_mut`].
+    pub(crate) fn parts(&self, entity: Entity) -> core::ops::Range<usize> {
+        let from = self.colliders.partition_point(|c| c.key.0 < entity);
+        from..self.colliders.partition_point(|c| c.key.0 <= entity)
     }
 }
 

@@ -9,6 +9,9 @@ use crate::schedule::ValidatedSettings;
 
 /// Gravitational acceleration applied to every particle with w > 0 (m/s²).
 /// Default `(0, −9.81)`, as in both reference demos.
+///
+/// With the feature `avian` it follows avian's `Gravity` until the game sets it
+/// ([`avian`](crate::avian) module docs).
 #[derive(Resource, Reflect, Debug, Clone, Copy, PartialEq, Deref)]
 #[reflect(Resource, Default)]
 pub struct Gravity(pub Vec2);

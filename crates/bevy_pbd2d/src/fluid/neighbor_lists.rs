@@ -51,6 +51,27 @@ impl NeighborLists {
             .map(move |(b, js)| (start / LANES + b, js, lanes_below(count - b * LANES)))
     }
 
+    /// Keeps in each row's boundary list only the samples `keep(k, sample)` accepts (k the
+    /// row's index in the chunk), in order.
+    pub(crate) fn retain_boundary(&mut self, mut keep: impl FnMut(usize, u32) -> bool) {
+        let mut kept = 0;
+        for k in 0..self.boundary_start.len().saturating_sub(1) {
+            let (start, end) = (self.boundary_start[k], self.boundary_start[k + 1]);
+            self.boundary_start[k] = kept as u32;
+            for j in start as usize..end as usize {
+                let sample = self.boundary[j];
+                if keep(k, sample) {
+                    self.boundary[kept] = sample;
+                    kept += 1;
+                }
+            }
+        }
+        if let Some(last) = self.boundary_start.last_mut() {
+            *last = kept as u32;
+        }
+        self.boundary.truncate(kept);
+    }
+
     /// Whether the lists are well formed for the chunk of `rows` rows starting at row
     /// `first_row`, `fluid` fluid rows in all and `boundary` boundary samples: every index in
     /// range; each row's fluid list a whole number of batches within `fluid`, its real

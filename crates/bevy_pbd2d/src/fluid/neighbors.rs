@@ -5,6 +5,8 @@
 
 use bevy::prelude::*;
 
+use crate::collider::layers::CollisionFilter;
+
 use crate::fluid::grid::SpatialHashGrid;
 use crate::fluid::kernel::LANES;
 pub(crate) use crate::fluid::neighbor_lists::NeighborLists;
@@ -178,6 +180,7 @@ pub fn find_fluid_neighbors(
     state: Res<SolverState>,
     mut neighbors: ResMut<NeighborState>,
     threads: Res<SolverThreads>,
+    filter: Option<Res<CollisionFilter>>,
     mut stats: ResMut<PbdStats>,
 ) {
     let started = stats.begin_phase();
@@ -194,6 +197,14 @@ pub fn find_fluid_neighbors(
         h,
         threads.cap(),
     );
+    // Collision layers: a fluid particle takes no density from the samples of a collider it
+    // does not interact with (it passes that collider).
+    if let Some(filter) = filter.filter(|f| f.active()) {
+        for (c, chunk) in neighbors.chunks.iter_mut().enumerate() {
+            (chunk.lists)
+                .retain_boundary(|k, sample| filter.sees_sample(c * CHUNK + k, sample as usize));
+        }
+    }
     stats.end_phase(Phase::Neighbors, started);
 }
 
