@@ -233,13 +233,9 @@ fn pour_sand(
         ..default()
     };
     chute.rows += 1;
-    let grains = match row.grains() {
-        Ok(grains) => grains,
-        Err(error) => return error!("cannot pour sand: {error}"),
-    };
     match row.spawn(&mut commands) {
         Ok(spawned) => {
-            for (&grain, &(at, r)) in spawned.particles.iter().zip(&grains) {
+            for (&grain, &(at, r)) in spawned.particles.iter().zip(&spawned.grains) {
                 commands.entity(grain).insert((
                     Velocity(Vec2::new(0.0, -1.5)),
                     Mesh2d(disc.clone()),

@@ -229,6 +229,9 @@ pub(crate) fn pre_stabilize_solid_contacts(
     stats.end_phase(Phase::Contacts, started);
 }
 
+/// Where [`find_pairs`] puts a non-finite entry: far beyond the runaway guard's bounds.
+const PARKED: Vec2 = Vec2::splat(1e30);
+
 /// The pairs of entries closer than their radii's sum that may collide, in a fixed order.
 fn find_pairs(solid: &mut SolidContactState, x: &[Vec2]) {
     let SolidContactState {
@@ -244,20 +247,28 @@ fn find_pairs(solid: &mut SolidContactState, x: &[Vec2]) {
         depth,
         ..
     } = solid;
+    // A non-finite entry (the runaway guard takes it out at the step's end) is parked far
+    // away and meets nothing; the others keep their contacts.
     points.clear();
-    points.extend(rows.iter().map(|&r| x[r as usize]));
+    points.extend(rows.iter().map(|&r| {
+        let p = x[r as usize];
+        if p.is_finite() { p } else { PARKED }
+    }));
     pairs.clear();
     target.clear();
     let r_max = radius.iter().copied().fold(0.0, f32::max);
-    if r_max <= 0.0 || points.iter().any(|p| !p.is_finite()) {
+    if r_max <= 0.0 {
         depth.clear();
         return;
     }
     grid.build(points, 2.0 * r_max);
     for (i, &p) in points.iter().enumerate() {
+        if p == PARKED {
+            continue;
+        }
         grid.for_each_within(p, radius[i] + r_max, |j, q| {
             let j = j as usize;
-            if j <= i || (p - q).length() >= radius[i] + radius[j] {
+            if j <= i || q == PARKED || (p - q).length() >= radius[i] + radius[j] {
                 return;
             }
             if body[i] == body[j] && !self_collision[i] {
@@ -367,5 +378,34 @@ impl Plugin for SolidContactsPlugin {
                     .before(crate::collider::contacts::collide_solved)
                     .run_if(has_solid_contacts),
             );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A non-finite entry meets nothing; the others keep their pairs (before, one such entry
+    /// switched off every solid contact of the step).
+    #[test]
+    fn a_non_finite_entry_leaves_the_other_pairs_alone() {
+        let mut solid = SolidContactState {
+            rows: vec![0, 1, 2, 3],
+            radius: vec![0.1; 4],
+            body: vec![0; 4],
+            self_collision: vec![true; 4],
+            friction: vec![(0.5, 0.5); 4],
+            ..default()
+        };
+        let x = [
+            Vec2::ZERO,
+            Vec2::new(0.15, 0.0),
+            Vec2::NAN,
+            Vec2::new(f32::INFINITY, 0.0),
+        ];
+        find_pairs(&mut solid, &x);
+        assert_eq!(solid.pairs, [(0, 1)]);
+        assert_eq!(solid.target, [0.2]);
+        assert_eq!(solid.depth, [0.0]);
     }
 }

@@ -52,35 +52,61 @@ fn free_fall(g: f32, steps: u32) -> (f32, f32) {
     (g * DT * DT * n * (n + 1.0) / 2.0, g * DT * n)
 }
 
-/// A ball whose layers exclude the floor falls through it as if it were not there; a ball
-/// with the default layers rests on it. Then the floor's layers exclude the default ball,
-/// which falls through, and meet the other's, which rests.
+/// Balls dropped on a floor, on the default floor and on one of the second layer: a ball
+/// whose layers (its own, or its body's, its own winning) exclude the floor falls through it
+/// as if it were not there; one whose layers meet the floor's, or that has none, rests on it.
 #[test]
 fn a_particle_whose_layers_exclude_a_body_passes_it() {
-    for floor_layers in [None, Some(second())] {
+    // (its own layers, its body's layers) of each ball.
+    let balls = [
+        (None, None),
+        (Some(second()), None),
+        (None, Some(second())),
+        (Some(CollisionLayers::DEFAULT), None),
+        (Some(CollisionLayers::DEFAULT), Some(second())),
+    ];
+    for (floor_layers, passing) in [
+        (None, [false, true, true, false, false]),
+        (Some(second()), [false, false, false, true, true]),
+    ] {
         let mut app = game_app();
         floor(&mut app, floor_layers);
-        let plain = ball(&mut app, Vec2::new(-0.5, 0.5), Vec2::ZERO, R);
-        let layered = ball(&mut app, Vec2::new(0.5, 0.5), Vec2::ZERO, R);
-        app.world_mut().entity_mut(layered).insert(second());
+        let spawned: Vec<Entity> = (balls.iter().enumerate())
+            .map(|(k, &(own, body))| {
+                let p = ball(
+                    &mut app,
+                    Vec2::new(k as f32 * 0.3 - 0.6, 0.5),
+                    Vec2::ZERO,
+                    R,
+                );
+                if let Some(layers) = own {
+                    app.world_mut().entity_mut(p).insert(layers);
+                }
+                if let Some(layers) = body {
+                    let root = app.world_mut().spawn((ParticleBody, layers)).id();
+                    app.world_mut().entity_mut(p).insert(ParticleOf(root));
+                }
+                p
+            })
+            .collect();
         run_steps(&mut app, 60);
-        let (passes, rests) = match floor_layers {
-            None => (layered, plain),
-            Some(_) => (plain, layered),
-        };
         let (drop, speed) = free_fall(9.81, 60);
-        let y = position(&app, passes).y;
-        assert!(
-            (0.5 - y - drop).abs() < 1e-3 * drop,
-            "floor {floor_layers:?}: fell {} m, free fall {drop} m",
-            0.5 - y
-        );
-        assert!((velocity(&app, passes).y + speed).abs() < 1e-3 * speed);
-        let rest = position(&app, rests);
-        assert!(
-            (rest.y - R).abs() < 0.01 * R && velocity(&app, rests).length() < 1e-3,
-            "floor {floor_layers:?}: resting ball at {rest}"
-        );
+        for (k, (&p, &passes)) in spawned.iter().zip(&passing).enumerate() {
+            let (y, v) = (position(&app, p).y, velocity(&app, p));
+            let case = format!("floor {floor_layers:?}, ball {:?}", balls[k]);
+            if passes {
+                assert!(
+                    (0.5 - y - drop).abs() < 1e-3 * drop && (v.y + speed).abs() < 1e-3 * speed,
+                    "{case}: fell {} m at {v} m/s, free fall {drop} m",
+                    0.5 - y
+                );
+            } else {
+                assert!(
+                    (y - R).abs() < 0.01 * R && v.length() < 1e-3,
+                    "{case}: at {y} m, {v} m/s, not resting"
+                );
+            }
+        }
     }
 }
 

@@ -33,10 +33,13 @@ type LayeredColliders<'w, 's> =
     Query<'w, 's, (Entity, &'static CollisionLayers), Or<(With<Collider>, With<ParticleCollider>)>>;
 
 /// [`Prepare`](crate::PbdStepSystems::Prepare), once the step's particle rows, colliders and
-/// boundary samples are built: the layers of every particle row (its own `CollisionLayers`,
-/// else its [`ParticleBody`]'s, else avian's default), of every collider part, and of every
-/// boundary sample (its collider's; a sample of no collider meets every particle). With no
-/// layers anywhere, the filter is left empty: everything interacts.
+/// boundary samples are built. Only while some particle, or the root of some
+/// [`ParticleBody`], has `CollisionLayers` (avian gives every collider the component, so the
+/// colliders' alone do not switch the filter on): the layers of every particle row (its own,
+/// else its body's, else [`Layers::ALL`]: a particle without layers meets every collider, as
+/// before layers), of every collider part, and of every boundary sample (its collider's; a
+/// sample of no collider meets every particle). Otherwise the filter is left empty, and
+/// nothing is filtered.
 pub(crate) fn collect_collision_layers(
     (particles, bodies, colliders): (LayeredParticles, LayeredBodies, LayeredColliders),
     (indices, sample_of): (Query<&SolverIndex>, Query<&ColliderSampleOf>),
@@ -48,10 +51,10 @@ pub(crate) fn collect_collision_layers(
     let filter = &mut *filter;
     filter.rows.clear();
     filter.boundary.clear();
-    if (particles.is_empty() && bodies.is_empty() && colliders.is_empty()) || state.is_empty() {
+    if (particles.is_empty() && bodies.is_empty()) || state.is_empty() {
         return;
     }
-    filter.rows.resize(state.len(), Layers::DEFAULT);
+    filter.rows.resize(state.len(), Layers::ALL);
     for (layers, members) in &bodies {
         for entity in members.iter() {
             let row = indices

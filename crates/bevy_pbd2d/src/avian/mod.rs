@@ -26,14 +26,18 @@
 //! - **Collision layers.** avian's `CollisionLayers` on a particle, or on its
 //!   [`ParticleBody`](crate::body::ParticleBody)'s root (the particle's own win), and on a
 //!   collider (avian's or a [`ParticleCollider`]) filter the particles' contacts by avian's
-//!   rule (`CollisionLayers::interacts_with`; no component means avian's default, the first
-//!   layer and every filter). A particle passes a collider it does not interact with: no
-//!   contact, and a fluid particle takes no density from its boundary samples
+//!   rule (`CollisionLayers::interacts_with`). A particle passes a collider it does not
+//!   interact with: no contact, and a fluid particle takes no density from its boundary
+//!   samples. A particle without layers meets every collider, whatever the collider's layers
+//!   (the layers a game gives its rigid bodies do not change its particles until it gives
+//!   them layers too); a collider without them has avian's default
 //!   ([`collider::layers`](crate::collider::layers)).
 //! - **Gravity.** Our [`Gravity`](crate::dynamics::Gravity) follows avian's `Gravity` (copied
 //!   before each step) while ours holds the value last copied (at first its default); once
 //!   the game (or the panel) writes another value into ours, ours is the game's and is no
-//!   longer changed. Particles and bodies then fall alike without setting both.
+//!   longer changed. Particles and bodies then fall alike without setting both. (The takeover
+//!   is seen by value: a game that writes the value ours already holds is not seen, and ours
+//!   goes on following avian's.)
 //! - **Contact messages** for particles touching an avian collider work as for any collider:
 //!   [`ReportParticleContacts`](crate::collider::ReportParticleContacts) on it; the message's
 //!   `body` is its `ColliderOf` body.

@@ -3,9 +3,15 @@
 //!
 //! A particle and a collider interact when each one's memberships meet the other's filters
 //! (avian's `CollisionLayers::interacts_with`). A particle that does not interact with a
-//! collider passes it: no contact, and (fluid) no density from its boundary samples.
+//! collider passes it: no contact, and (fluid) no density from its boundary samples. A
+//! collider without layers has avian's default (the first layer, every filter); a particle
+//! without layers (its own or its body's) meets every collider, so that layers a game gives
+//! its rigid bodies do not change what its particles collide with until it gives them layers.
+//! The filter is on only while some particle or body has layers.
 //!
-//! Limits: the filter is on particle–collider contacts and the samples' density; a body's
+//! Limits: the filter is on particle–collider contacts and the samples' density. The samples'
+//! pseudo-masses Ψ are computed from every sample, so fluid resting on one collider where an
+//! excluded collider's samples touch its own is supported a little less there. A body's
 //! particles still meet each other's ([`SolidContacts`](crate::solid_contacts::SolidContacts),
 //! [`FluidCoupling`](crate::fluid::FluidCoupling)) whatever their layers. The grid projection
 //! ([`density::grid_projection`](crate::fluid::density::grid_projection)) takes every
@@ -24,15 +30,14 @@ pub(crate) struct Layers {
 }
 
 impl Layers {
-    /// avian's default: the first layer, every filter. A particle or a collider without layers
-    /// has them.
+    /// avian's default: the first layer, every filter. A collider without layers has them.
     pub(crate) const DEFAULT: Self = Self {
         memberships: 1,
         filters: u32::MAX,
     };
 
-    /// Every layer and every filter: boundary samples placed by hand (no collider's) meet
-    /// every particle.
+    /// Every layer and every filter: particles without layers, and boundary samples placed by
+    /// hand (no collider's), meet everything.
     pub(crate) const ALL: Self = Self {
         memberships: u32::MAX,
         filters: u32::MAX,
@@ -44,11 +49,11 @@ impl Layers {
     }
 }
 
-/// The layers of the step's particle rows and boundary samples, when any particle or collider
-/// has layers (else both empty: everything interacts, at no cost).
+/// The layers of the step's particle rows and boundary samples, while any particle or body has
+/// layers (else both empty: everything interacts, at no cost).
 #[derive(Resource, Debug, Default)]
 pub struct CollisionFilter {
-    /// Layers of each particle row; empty when no particle and no collider has any.
+    /// Layers of each particle row; empty while no particle or body has any.
     pub(crate) rows: Vec<Layers>,
     /// Layers of each boundary sample row (its collider's, [`Layers::ALL`] for a sample of
     /// none); empty as `rows`.
@@ -56,14 +61,14 @@ pub struct CollisionFilter {
 }
 
 impl CollisionFilter {
-    /// Whether any particle or collider has layers this step.
+    /// Whether any particle or body has layers this step.
     pub(crate) fn active(&self) -> bool {
         !self.rows.is_empty()
     }
 
     /// The layers of particle row `row`.
     pub(crate) fn row(&self, row: usize) -> Layers {
-        self.rows.get(row).copied().unwrap_or(Layers::DEFAULT)
+        self.rows.get(row).copied().unwrap_or(Layers::ALL)
     }
 
     /// Whether fluid row `row` takes density from boundary sample `k`.
@@ -105,6 +110,10 @@ mod tests {
         };
         assert_eq!(seen(0), [1, 2]);
         assert_eq!(seen(1), [0, 1]);
-        assert_eq!(seen(2), [0, 1], "a row without layers has the default");
+        assert_eq!(
+            seen(2),
+            [0, 1, 2],
+            "a row without layers meets every sample"
+        );
     }
 }

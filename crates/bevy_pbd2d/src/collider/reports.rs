@@ -8,8 +8,19 @@
 //! next step's gravity cancels before it reaches the floor). It ends in the first step in
 //! which neither holds. [`ParticleContactStart`] and [`ParticleContactEnd`] are each written
 //! once per contact, at the end of the step ([`Writeback`](crate::PbdStepSystems::Writeback)),
-//! sorted by particle and collider. Where several colliders meet, a substep records the last
-//! one a particle touched.
+//! sorted by particle and collider.
+//!
+//! Limits:
+//! - Where a particle touches several colliders in one substep (a corner, a seam between two
+//!   tiles), the last one it touched is credited with the whole contact, impulse and normal
+//!   (as the `avian` coupling's impulses are): a reported collider can miss a start there, or
+//!   take its neighbour's impulse.
+//! - Fluid resting on a collider is held by the density of the collider's boundary samples,
+//!   not by its contacts: the messages are of the contacts (a drop that lands, water that
+//!   presses onto the surface), and their impulses leave out the pressure of the samples.
+//! - Particles do not meet avian sensors (they are not obstacles), so the marker on a sensor
+//!   reports nothing; a region that watches particles is a query of their positions (as
+//!   [`FluidSink`](crate::emitters::FluidSink) does).
 
 use bevy::platform::collections::HashMap;
 use bevy::prelude::*;
@@ -32,7 +43,9 @@ pub struct ParticleContactStart {
     pub particle: Entity,
     /// The collider's entity.
     pub collider: Entity,
-    /// The collider's rigid body (with `avian`, its `ColliderOf`), if any.
+    /// The collider's rigid body (with `avian`, its `ColliderOf`; `None` for a
+    /// [`ParticleCollider`](crate::collider::ParticleCollider), also on an entity that has an
+    /// avian collider too), if any.
     pub body: Option<Entity>,
     /// Where it touched: the collider's surface under the particle (m), at the last substep
     /// of the step that touched it.

@@ -128,3 +128,28 @@ impl NeighborLists {
 pub fn lanes_below(n: usize) -> Lanes {
     Lanes::from(core::array::from_fn(|l| l as f32)).simd_lt(Lanes::splat(n as f32))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::NeighborLists;
+
+    /// Three rows' boundary lists [1 2 3] [] [4 5]: keeping the even samples of rows 0 and 2
+    /// gives [2] [] [4], with the ranges rebuilt.
+    #[test]
+    fn retain_boundary_keeps_the_accepted_samples_in_order() {
+        let mut lists = NeighborLists {
+            boundary_start: vec![0, 3, 3, 5],
+            boundary: vec![1, 2, 3, 4, 5],
+            ..Default::default()
+        };
+        lists.retain_boundary(|_, sample| sample % 2 == 0);
+        assert_eq!(lists.boundary_start, [0, 1, 1, 2]);
+        assert_eq!(lists.boundary, [2, 4]);
+        assert_eq!(lists.boundary_of(2), [4]);
+        lists.retain_boundary(|k, _| k != 0);
+        assert_eq!(
+            (lists.boundary_start, lists.boundary),
+            (vec![0, 0, 0, 1], vec![4])
+        );
+    }
+}

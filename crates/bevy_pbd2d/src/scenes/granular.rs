@@ -76,6 +76,9 @@ pub struct Granular {
     pub root: Entity,
     /// Its particles, row by row from the bottom.
     pub particles: Vec<Entity>,
+    /// Each particle's centre at spawn and radius (m), in the order of `particles` (as
+    /// [`GranularBuilder::grains`] gives them): e.g. to scale a sprite per grain.
+    pub grains: Vec<(Vec2, f32)>,
 }
 
 /// uₖ ∈ [0, 1): the SplitMix64 finaliser of k, top 24 bits.
@@ -163,7 +166,11 @@ impl GranularBuilder {
                     .id()
             })
             .collect();
-        Ok(Granular { root, particles })
+        Ok(Granular {
+            root,
+            particles,
+            grains,
+        })
     }
 }
 

@@ -36,6 +36,9 @@ pub struct FluidForcesState {
     /// Scratch: the velocity changes of one force (m/s).
     #[reflect(ignore)]
     dv: Vec<Vec2>,
+    /// Scratch: ρⱼ of the last density pass, per fluid row (kg/m²).
+    #[reflect(ignore)]
+    densities: Vec<f32>,
 }
 
 /// What a force's passes read: the fluid's rows, its lists and constants.
@@ -119,9 +122,11 @@ pub(crate) fn apply_fluid_forces(
     }
     let started = stats.begin_phase();
     let dt = time.delta_secs();
-    let densities: Vec<f32> = density.rows.iter().map(|row| row.density).collect();
     let scratch = &mut *scratch;
     let mut dv = core::mem::take(&mut scratch.dv);
+    let mut densities = core::mem::take(&mut scratch.densities);
+    densities.clear();
+    densities.extend(density.rows.iter().map(|row| row.density));
     if settings.vorticity_confinement > 0.0 {
         let pairs = fluid_pairs(&settings, &state, &neighbors, &densities, &threads);
         let epsilon = settings.vorticity_confinement;
@@ -151,6 +156,7 @@ pub(crate) fn apply_fluid_forces(
         }
     }
     scratch.dv = dv;
+    scratch.densities = densities;
     stats.end_phase(Phase::Viscosity, started);
 }
 
