@@ -196,16 +196,17 @@
 //!   that die too soon:
 //!   [`FluidSettings::vorticity_confinement`](fluid::FluidSettings::vorticity_confinement).
 //!   All are off by default; their cost is in the bench README.
-//! - *How do I play a splash when water hits something, or open a door when sand fills a
-//!   box?* Put [`ReportParticleContacts`](collider::ReportParticleContacts) on the collider:
+//! - *How do I play a splash when water hits something, or ring a bell when sand lands on
+//!   it?* Put [`ReportParticleContacts`](collider::ReportParticleContacts) on the collider:
 //!   each particle that comes to touch it writes one
 //!   [`ParticleContactStart`](collider::ParticleContactStart) (particle, collider, body, point,
 //!   normal, impulse) and one [`ParticleContactEnd`](collider::ParticleContactEnd) when it
-//!   leaves ([`collider::reports`]). Colliders without the marker cost nothing.
+//!   leaves ([`collider::reports`], with its limits). Colliders without the marker cost
+//!   nothing.
 //! - *How do I let some particles pass a body?* With `avian`, give the particle, or its body's
-//!   root, and the collider avian's `CollisionLayers`: a particle passes every collider whose
-//!   layers it does not interact with (avian's rule), fluid included
-//!   ([`collider::layers`]). Our [`Gravity`](dynamics::Gravity) follows avian's `Gravity`
+//!   root, avian's `CollisionLayers` (and the collider its own): a particle passes every
+//!   collider whose layers it does not interact with (avian's rule), fluid included; a
+//!   particle without layers meets every collider ([`collider::layers`]). Our [`Gravity`](dynamics::Gravity) follows avian's `Gravity`
 //!   until you set ours.
 //!
 //! ## Where we differ from the reference demos
@@ -310,8 +311,8 @@ pub mod prelude {
         DamBreakWalls, FixedCorners, GranularBuilder, RopeBuilder, RopeEnds, ScenesPlugin,
     };
     pub use crate::schedule::{
-        PbdClock, PbdSchedule, PbdSchedulePlugin, PbdStepSystems, PbdSubstepSchedule,
-        PbdSubstepSystems, PbdSystems,
+        PbdClock, PbdFrameBudget, PbdSchedule, PbdSchedulePlugin, PbdStepSystems,
+        PbdSubstepSchedule, PbdSubstepSystems, PbdSystems,
     };
     pub use crate::shape_matching::{ShapeMatching, ShapeMatchingPlugin, ShapeRest};
     pub use crate::solid_contacts::{SolidContacts, SolidContactsPlugin};

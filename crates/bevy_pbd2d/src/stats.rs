@@ -70,6 +70,14 @@ pub struct PbdStats {
     pub sim_time: f64,
     /// Number of steps run.
     pub steps: u64,
+    /// Steps run in this frame so far (after the fixed steps: in the frame's `Update`, all of
+    /// them); at most [`PbdFrameBudget`](crate::schedule::PbdFrameBudget)'s.
+    pub frame_steps: u32,
+    /// Whether this frame's virtual time was cut to the frame budget: the frame came too late
+    /// for all the steps it was due, and the game's time runs slower than real time.
+    pub slowed: bool,
+    /// Frames whose virtual time was cut ([`PbdStats::slowed`]), since the start.
+    pub slowed_frames: u64,
     /// Particles (cloth, fluid, …), not counting boundary samples.
     pub particles: usize,
     /// Fluid particles among [`PbdStats::particles`].
@@ -172,6 +180,7 @@ pub(crate) fn end_step(time: Res<Time>, mut stats: ResMut<PbdStats>, mut diagnos
         .map_or(0.0, |t| t.elapsed().as_secs_f32() * 1e3);
     stats.sim_time += time.delta_secs_f64();
     stats.steps += 1;
+    stats.frame_steps += 1;
     let iterations = stats.constraint_iterations.max(stats.fluid_iterations);
     diagnostics.add_measurement(&STEP_TIME, || stats.step_time_ms as f64);
     diagnostics.add_measurement(&ITERATIONS, || iterations as f64);

@@ -7,6 +7,7 @@
 //! |---|---|
 //! | Current time (s) | [`PbdStats::sim_time`], reset by [`PbdRestart`] |
 //! | Time per sim. step (ms) | mean wall time of the last [`PbdPanel::step_time_window`] steps (default 50, as the demos), from the [`STEP_TIME`] diagnostic |
+//! | Simulation | "real time", or "slowed" with the frame's steps when the frame budget cut its time ([`PbdStats::slowed`], [`PbdFrameBudget`](crate::schedule::PbdFrameBudget)) |
 //! | Required iterations, avg. density error | [`PbdStats`] (fluid rows) |
 //! | # particles, # constraints | [`PbdStats`] |
 //! | *scene rows* | added by the app, [`PanelSection::Scene`] |
@@ -277,6 +278,12 @@ fn stats_rows(
     label_row(ui, "Current time", format!("{:.2} s", stats.sim_time));
     let mean = mean_step_time(store.as_deref(), panel.step_time_window, stats.step_time_ms);
     label_row(ui, "Time per sim. step", format!("{mean:.2} ms"));
+    let pace = if stats.slowed {
+        format!("slowed: {} steps per frame", stats.frame_steps)
+    } else {
+        "real time".to_owned()
+    };
+    label_row(ui, "Simulation", pace);
     if panel.fluid_rows {
         label_row(
             ui,

@@ -34,14 +34,21 @@
 //! | [`UpdateVelocities`](PbdSubstepSystems::UpdateVelocities) | v = v* + (x − x*)/Δt |
 //!
 //! With one substep (the default) a step is exactly the reference demos' step.
+//!
+//! **Steps per frame.** Bevy runs as many fixed steps in a frame as its time asks for;
+//! [`PbdFrameBudget`] caps them (by default at two 60 Hz frames' worth of steps) through
+//! `Time<Virtual>::max_delta`, so a frame that falls behind slows the game's time instead of
+//! asking for ever more steps; [`PbdStats::frame_steps`] and [`PbdStats::slowed`] say so.
 
 mod clock;
+mod frame_budget;
 mod gate;
 
 use bevy::ecs::schedule::{InternedScheduleLabel, ScheduleLabel, SingleThreadedExecutor};
 use bevy::prelude::*;
 
 pub use clock::PbdClock;
+pub use frame_budget::PbdFrameBudget;
 pub(crate) use gate::{StepChecks, ValidatedSettings};
 
 use crate::stats::{self, PbdStats};
@@ -154,10 +161,18 @@ impl Plugin for PbdSchedulePlugin {
     fn build(&self, app: &mut App) {
         app.register_type::<PbdStats>()
             .register_type::<PbdClock>()
+            .register_type::<PbdFrameBudget>()
             .init_resource::<PbdStats>()
             .init_resource::<PbdClock>()
+            .init_resource::<PbdFrameBudget>()
             .init_resource::<StepChecks>();
         stats::register(app);
+
+        app.add_systems(Last, frame_budget::apply_frame_budget)
+            .add_systems(
+                First,
+                frame_budget::begin_frame.after(bevy::time::TimeSystems),
+            );
 
         let outer = self.schedule;
         app.configure_sets(
