@@ -356,3 +356,32 @@ fn fluid_slips_on_an_incline_that_holds_other_particles() {
         "slid at {v} m/s after 0.5 s, expected {expected}"
     );
 }
+
+/// A collider's shape is kept between steps while it does not change, and rebuilt when it
+/// does: a ball resting on a box rides up when the box is made taller, and falls when it is
+/// made lower, to rest on the new top face each time.
+#[test]
+fn a_collider_whose_shape_changes_is_met_with_its_new_shape() {
+    let r = 0.05;
+    let mut app = app(DT);
+    let floor = collider(
+        &mut app,
+        Rectangle::new(4.0, 1.0),
+        Transform::from_xyz(0.0, -0.5, 0.0),
+        ColliderMaterial::default(),
+    );
+    let p = ball(&mut app, Vec2::new(0.3, r), Vec2::ZERO, r);
+    for height in [1.0, 1.2, 0.6] {
+        app.world_mut()
+            .get_mut::<ParticleCollider>(floor)
+            .unwrap()
+            .0 = ColliderShape::Rectangle(Rectangle::new(4.0, height));
+        run_steps(&mut app, 120);
+        let top = -0.5 + height / 2.0;
+        let y = position(&app, p).y;
+        assert!(
+            (y - (top + r)).abs() < 0.01 * r,
+            "box {height} m tall: ball at {y}, top face at {top}"
+        );
+    }
+}

@@ -19,6 +19,8 @@
 #![warn(missing_docs)]
 
 mod args;
+#[cfg(test)]
+mod args_tests;
 mod measure;
 mod render;
 mod report;

@@ -59,6 +59,8 @@ mod gravity;
 mod layers;
 mod shapes;
 
+use std::sync::Arc;
+
 use avian2d::prelude::{
     Collider, ColliderDisabled, ColliderOf, Forces, Friction, Restitution, RigidBody, Rotation,
     Sensor, WriteRigidBodyForces,
@@ -155,7 +157,7 @@ fn collect_avian_colliders(
     colliders: Query<AvianCollider, Obstacles>,
     bodies: Query<&RigidBody>,
     mut contacts: ResMut<ColliderContactState>,
-    mut parts: Local<Vec<Geometry>>,
+    mut scratch: Local<Vec<Arc<Geometry>>>,
 ) {
     for (entity, collider, of, position, rotation, global, materials) in &colliders {
         let pose = match (position, rotation, global) {
@@ -166,15 +168,17 @@ fn collect_avian_colliders(
         if !(pose.translation.is_finite() && pose.rotation.is_finite()) {
             continue;
         }
-        parts.clear();
-        if let Err(kind) = shapes::geometries(
-            collider.shape_scaled().0.as_ref(),
-            Isometry2d::IDENTITY,
-            &mut parts,
-        ) && collider.is_changed()
-        {
-            warn!("avian collider {entity}: {kind} has no particle contacts, left out");
-        }
+        let changed = collider.is_changed();
+        let parts = contacts.geometries.parts(entity, changed, || {
+            let mut parts = Vec::new();
+            let shape = collider.shape_scaled().0.as_ref();
+            if let Err(kind) = shapes::geometries(shape, Isometry2d::IDENTITY, &mut parts) {
+                warn!("avian collider {entity}: {kind} has no particle contacts, left out");
+            }
+            parts
+        });
+        scratch.clear();
+        scratch.extend_from_slice(parts);
         let material = match materials {
             (friction, restitution, own) if friction.is_some() || restitution.is_some() => {
                 let base = own.copied().unwrap_or_default();
@@ -193,7 +197,7 @@ fn collect_avian_colliders(
             let dynamic = bodies.get(of.body).is_ok_and(|rb| rb.is_dynamic());
             (of.body, dynamic)
         });
-        for (k, geometry) in parts.drain(..).enumerate() {
+        for (k, geometry) in scratch.drain(..).enumerate() {
             contacts.push_collider((entity, k as u32), geometry, pose, material, body, false);
         }
     }

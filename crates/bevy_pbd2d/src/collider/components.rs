@@ -79,18 +79,6 @@ from_primitive!(
     ConvexPolygon => ConvexPolygon
 );
 
-impl ColliderShape {
-    /// Checks the shape: sizes finite and > 0, vertices finite, a polyline of at least 2
-    /// vertices, a polygon of at least 3 with an area, a segment of non-zero length.
-    ///
-    /// # Errors
-    /// [`PbdError::NotPositive`] or [`PbdError::NotFinite`] naming the size or vertex,
-    /// [`PbdError::InvalidShape`] for too few vertices or no area.
-    pub fn validate(&self) -> Result<(), PbdError> {
-        crate::collider::geometry::Geometry::new(self).map(|_| ())
-    }
-}
-
 /// Surface properties of a [`ParticleCollider`] (Coulomb friction, restitution; fluid
 /// particles slip, whatever the friction), as in
 /// \[MMCK14\] §6.1 and Müller et al. 2020 ("Detailed rigid body simulation with extended

@@ -59,6 +59,7 @@ pub(crate) mod geometry;
 #[cfg(test)]
 mod geometry_tests;
 pub mod layers;
+mod outline;
 pub mod reports;
 pub mod samples;
 pub(crate) mod sync;
@@ -96,6 +97,8 @@ pub struct ColliderContactSystems;
 pub struct ColliderContactState {
     pub(crate) colliders: Vec<sync::StepCollider>,
     bins: broad_phase::Bins,
+    /// The colliders' shapes, kept while they do not change.
+    pub(crate) geometries: sync::GeometryCache,
     /// Each collider part's pose at the end of the last step.
     poses: bevy::platform::collections::HashMap<sync::ColliderKey, Isometry2d>,
     /// Collision radius of each row (m).

@@ -23,6 +23,8 @@
 //! their part of Σₖ Ψₖ∇Wᵢₖ (the reaction of \[AIA+12\] eq. 10, whose boundary forces
 //! are the opposite of the fluid's). Fluid and bodies exchange momentum exactly.
 
+use std::sync::Arc;
+
 use bevy::ecs::entity_disabling::Disabled;
 use bevy::platform::collections::HashMap;
 use bevy::prelude::*;
@@ -87,7 +89,7 @@ pub const SAMPLED_MARGIN: f32 = 2.0;
 #[derive(Debug)]
 struct Sampled {
     /// Its parts.
-    parts: Vec<Geometry>,
+    parts: Vec<Arc<Geometry>>,
     /// The fluid radius r they were spaced for (m).
     spacing: f32,
     /// For a long outline, the world region sampled and the collider's pose then.
@@ -167,7 +169,8 @@ pub(crate) fn update_collider_samples(
         let unchanged = sampled.shapes.get(&entity).is_some_and(|old| {
             old.spacing == r
                 && old.parts.len() == parts.len()
-                && old.parts.iter().zip(parts).all(|(a, b)| *a == b.geometry)
+                && (old.parts.iter().zip(parts))
+                    .all(|(a, b)| Arc::ptr_eq(a, &b.geometry) || **a == *b.geometry)
                 && old.region.is_none_or(|((lo, hi), at)| {
                     let (f_lo, f_hi) = bounds();
                     at == pose && (f_lo - h).cmpge(lo).all() && (f_hi + h).cmple(hi).all()
@@ -199,7 +202,7 @@ pub(crate) fn update_collider_samples(
             // (its particles rest with their centres r off the surface, 2r from the samples:
             // the fluid's spacing), on the surface of a shape with no room inside.
             let inner = part.geometry.inset(r);
-            let shape = inner.as_ref().unwrap_or(&part.geometry);
+            let shape = inner.as_ref().unwrap_or(part.geometry.as_ref());
             for local in shape.outline_within(2.0 * r, local_region) {
                 commands.spawn((
                     BoundaryParticle,

@@ -2,6 +2,8 @@
 //! broad phase, read from the components at [`Prepare`](crate::PbdStepSystems::Prepare); and
 //! every particle row's collision radius.
 
+use std::sync::Arc;
+
 use bevy::platform::collections::HashMap;
 use bevy::prelude::*;
 
@@ -25,8 +27,9 @@ pub(crate) type ColliderKey = (Entity, u32);
 pub(crate) struct StepCollider {
     /// Its entity and part.
     pub(crate) key: ColliderKey,
-    /// Its shape in its local frame.
-    pub(crate) geometry: Geometry,
+    /// Its shape in its local frame, shared with the cache that keeps it while the
+    /// collider's shape does not change ([`GeometryCache`]).
+    pub(crate) geometry: Arc<Geometry>,
     /// Its pose at the start of the running substep and at its end: the step's poses
     /// ([`StepCollider::step`]) in a step of one substep, else the pose interpolated between
     /// them ([`substep_poses`]).
@@ -52,13 +55,45 @@ pub(crate) struct StepCollider {
 /// particles' impulses).
 pub(crate) type ColliderBody = Option<(Entity, bool)>;
 
+/// The colliders' shapes of the last step and of this one, by entity: a collider whose shape
+/// has not changed (Bevy's change detection) keeps its geometry, parts and all, instead of
+/// having it built again every step (a triangle mesh is a part per triangle).
+#[derive(Debug, Default)]
+pub(crate) struct GeometryCache {
+    last: HashMap<Entity, Vec<Arc<Geometry>>>,
+    now: HashMap<Entity, Vec<Arc<Geometry>>>,
+}
+
+impl GeometryCache {
+    /// Starts a step: what the last one did not use is dropped at the end of this one.
+    pub(crate) fn begin_step(&mut self) {
+        core::mem::swap(&mut self.last, &mut self.now);
+        self.now.clear();
+    }
+
+    /// The parts of `entity`'s shape: the last step's if `changed` is false and it had them,
+    /// else `build`'s. Kept for the next step.
+    pub(crate) fn parts(
+        &mut self,
+        entity: Entity,
+        changed: bool,
+        build: impl FnOnce() -> Vec<Geometry>,
+    ) -> &[Arc<Geometry>] {
+        let parts = match self.last.remove(&entity) {
+            Some(parts) if !changed => parts,
+            _ => build().into_iter().map(Arc::new).collect(),
+        };
+        self.now.entry(entity).insert(parts).into_mut()
+    }
+}
+
 impl ColliderContactState {
     /// Adds a collider part to this step; it starts the step where it ended the last one
     /// (where it is now, if it is new).
     pub(crate) fn push_collider(
         &mut self,
         key: ColliderKey,
-        geometry: Geometry,
+        geometry: Arc<Geometry>,
         end: Isometry2d,
         material: ColliderMaterial,
         body: ColliderBody,
@@ -171,15 +206,21 @@ pub(crate) fn collect_particle_colliders(
 ) {
     stats.collider_contacts = 0;
     contacts.colliders.clear();
+    contacts.geometries.begin_step();
     for (entity, shape, transform, material, teleported) in &colliders {
-        let geometry = match Geometry::new(&shape.0) {
-            Ok(g) => g,
-            Err(e) => {
-                if shape.is_changed() {
-                    warn!("collider {entity} is left out: {e}");
-                }
-                continue;
+        let changed = shape.is_changed();
+        let mut error = None;
+        let parts = contacts.geometries.parts(entity, changed, || {
+            Geometry::new(&shape.0)
+                .map_err(|e| error = Some(e))
+                .into_iter()
+                .collect()
+        });
+        let Some(geometry) = parts.first().cloned() else {
+            if let Some(e) = error.filter(|_| changed) {
+                warn!("collider {entity} is left out: {e}");
             }
+            continue;
         };
         let material = material.checked().unwrap_or_else(|| {
             if material.is_changed() {
@@ -191,7 +232,7 @@ pub(crate) fn collect_particle_colliders(
             ColliderMaterial::default()
         });
         let Some(end) = collider_pose(transform, &ancestors) else {
-            if shape.is_changed() {
+            if changed {
                 warn!("collider {entity} is left out: its transform is not finite");
             }
             continue;

@@ -29,9 +29,7 @@ use crate::constraints::tether::project_tethers;
 use crate::dynamics::settings::SolverSettings;
 use crate::error::{PbdError, non_negative, within};
 
-/// The rest lengths [`DistanceConstraint::new`] accepts, and the tether lengths of
-/// [`LongRangeAttachment::new`](super::tether::LongRangeAttachment::new) (m): 0 to 10 km.
-pub const LENGTH_RANGE: core::ops::RangeInclusive<f32> = 0.0..=1e4;
+pub use crate::constraints::row::LENGTH_RANGE;
 
 /// The compliances α accepted by [`DistanceConstraint::with_compliance`] and the builders
 /// (m/N): 0 (rigid) to 1000 m/N (α/Δt² must stay finite at the shortest step).

@@ -2,6 +2,11 @@
 
 use bevy::prelude::*;
 
+/// The rest lengths [`DistanceConstraint::new`](super::DistanceConstraint::new) accepts, and
+/// the tether lengths of
+/// [`LongRangeAttachment::new`](super::tether::LongRangeAttachment::new) (m): 0 to 10 km.
+pub const LENGTH_RANGE: core::ops::RangeInclusive<f32> = 0.0..=1e4;
+
 /// A constraint as rows into the solver arrays.
 #[derive(Reflect, Debug, Clone, Copy, PartialEq)]
 pub struct DistanceRow {

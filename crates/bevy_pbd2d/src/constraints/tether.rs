@@ -16,7 +16,7 @@ use bevy::ecs::entity::MapEntities;
 use bevy::ecs::reflect::ReflectMapEntities;
 use bevy::prelude::*;
 
-use crate::constraints::distance::LENGTH_RANGE;
+use crate::constraints::row::LENGTH_RANGE;
 use crate::error::{PbdError, non_negative, within};
 
 /// Keeps `particle` within `max_distance` (m) of `anchor`; never pushes it closer. Spawned on

@@ -56,8 +56,7 @@
 use bevy::prelude::*;
 
 use crate::body::BodyParticles;
-use crate::collider::ParticleRadius;
-use crate::collider::components::member_discs;
+use crate::collider::components::{ParticleRadius, member_discs};
 use crate::fluid::neighbors::NeighborState;
 use crate::fluid::settings::FluidSettings;
 use crate::particle::{SolverIndex, SolverState};

@@ -5,7 +5,7 @@ use bevy::prelude::*;
 use crate::dynamics::settings::MAX_ITERATIONS;
 use crate::error::{PbdError, at_most, in_range, non_negative, positive, within};
 use crate::fluid::artificial_pressure::ArtificialPressure;
-use crate::fluid::density::grid_projection::GridProjection;
+use crate::fluid::density::grid_projection::params::GridProjection;
 use crate::schedule::ValidatedSettings;
 
 /// Parameters of the Position Based Fluids solver (SI units; in 2D, densities are kg/m²).

@@ -3,7 +3,7 @@
 use bevy::prelude::*;
 use wide::f32x8;
 
-use crate::fluid::density::grid_projection::GridProjectionState;
+use crate::fluid::density::grid_projection::buffers::GridProjectionState;
 
 /// Density ρᵢ (kg/m²), Lagrange multiplier λᵢ and boundary gradient Σₖ Ψₖ∇Wᵢₖ (kg/m³) of a
 /// fluid particle from the last density pass.

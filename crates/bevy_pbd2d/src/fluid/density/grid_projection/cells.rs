@@ -397,6 +397,12 @@ fn index(p: Vec2, size: f32) -> I64Vec2 {
     I64Vec2::new(floor(c.x), floor(c.y))
 }
 
+/// x at the four neighbours of cell `c` on a grid `nx` cells wide, in the operator's order
+/// (left, right, below, above): Σₙ xₙ of A x = k x_c − Σₙ xₙ, and of its Gauss-Seidel update.
+pub(super) fn neighbour_sum(x: &[f64], c: usize, nx: usize) -> f64 {
+    x[c - 1] + x[c + 1] + x[c - nx] + x[c + nx]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -59,15 +59,16 @@
 //! [`DensityState::track_boundary_push`]: crate::fluid::density::DensityState::track_boundary_push
 //! [`PbdStats::grid_skipped`]: crate::stats::PbdStats::grid_skipped
 
+pub(crate) mod buffers;
 mod cells;
 mod multigrid;
+pub(crate) mod params;
 mod poisson;
 #[cfg(test)]
 mod tests;
 
 use bevy::prelude::*;
 
-use crate::error::{PbdError, within};
 use crate::fluid::density::MAX_STEP_RADII;
 use crate::fluid::density::state::DensityRow;
 use crate::fluid::settings::FluidSettings;
@@ -75,110 +76,12 @@ use crate::parallel::phases::for_blocks_mut;
 use crate::parallel::{CHUNK, pool, threads_for};
 use crate::particle::state::SolverState;
 
-use cells::{CellGrid, CellKind, Splats};
-use multigrid::Hierarchy;
-use poisson::PoissonSolve;
-
-/// Cells of the grid at most per fluid particle (at least 65 536 cells in all): beyond, the step
-/// runs without the grid projection.
-pub const MAX_CELLS_PER_PARTICLE: usize = 16;
-
-/// The cell sizes accepted, in particle spacings 2r.
-pub const CELL_SPACINGS_RANGE: core::ops::RangeInclusive<f32> = 1.0..=8.0;
-
-/// The Poisson tolerances accepted (relative residual).
-pub const TOLERANCE_RANGE: core::ops::RangeInclusive<f32> = 1e-6..=0.5;
-
-/// The free-surface thresholds θ accepted.
-pub const SURFACE_THRESHOLD_RANGE: core::ops::RangeInclusive<f32> = 0.0..=1.0;
-
-/// Parameters of the grid projection (module docs); `FluidSettings::grid_projection: None`
-/// turns it off.
-#[derive(Reflect, Debug, Clone, Copy, PartialEq)]
-#[reflect(Default)]
-pub struct GridProjection {
-    /// Cell size H in particle spacings 2r, in [`CELL_SPACINGS_RANGE`]. Default 2 (H = 4r, the
-    /// support radius of the PBF demo).
-    pub cell_spacings: f32,
-    /// The conjugate gradients stop at ‖b − A p‖ ≤ this × ‖b‖, in [`TOLERANCE_RANGE`].
-    /// Default 0.01.
-    pub tolerance: f32,
-    /// θ: a row with C = ρ/ρ0 − 1 ≤ −θ counts as free surface and adds no excess area, in
-    /// [`SURFACE_THRESHOLD_RANGE`]. Default 0.05.
-    pub surface_threshold: f32,
-    /// Precondition the conjugate gradients with a multigrid V-cycle (module docs of
-    /// `multigrid`; McAdams, Sifakis, Teran 2010), or `false`: plain conjugate gradients, whose
-    /// iterations grow with the fluid's depth in cells. Default `true`.
-    pub multigrid: bool,
-}
-
-impl Default for GridProjection {
-    fn default() -> Self {
-        Self {
-            cell_spacings: 2.0,
-            tolerance: 0.01,
-            surface_threshold: 0.05,
-            multigrid: true,
-        }
-    }
-}
-
-impl GridProjection {
-    /// Checks every field.
-    ///
-    /// # Errors
-    /// [`PbdError::NotInRange`] naming the first field outside its range (or NaN).
-    pub fn validate(&self) -> Result<(), PbdError> {
-        within(
-            "grid cell size (spacings)",
-            self.cell_spacings,
-            CELL_SPACINGS_RANGE,
-        )?;
-        within("grid tolerance", self.tolerance, TOLERANCE_RANGE)?;
-        within(
-            "grid surface threshold",
-            self.surface_threshold,
-            SURFACE_THRESHOLD_RANGE,
-        )?;
-        Ok(())
-    }
-}
-
-/// The grid projection's buffers, kept between steps (the pressures for the warm start).
-#[derive(Debug, Default, Clone)]
-pub struct GridProjectionState {
-    grid: CellGrid,
-    /// The grid's coarse levels, with [`GridProjection::multigrid`].
-    hierarchy: Hierarchy,
-    /// x(t) per fluid row (m).
-    start: Vec<Vec2>,
-    /// e_c per cell (m²).
-    excess: Vec<f64>,
-    /// Right-hand sides per cell: the velocity solve's and the drift's.
-    b: Vec<f64>,
-    drift_b: Vec<f64>,
-    /// Face velocities (m/s): x-faces, y-faces, their wall parts, the splats' scratch.
-    ux: Vec<f64>,
-    uy: Vec<f64>,
-    wall_x: Vec<f64>,
-    wall_y: Vec<f64>,
-    splats: Splats,
-    /// −∇p per x-face and y-face: of the velocity solve (m/s) and of the drift (m).
-    faces_x: Vec<[f32; 2]>,
-    faces_y: Vec<[f32; 2]>,
-    /// Per fluid row, the velocity change (m/s) and the drift step (m): the faces' slots.
-    moves: Vec<[Vec2; 2]>,
-    drift: PoissonSolve,
-    velocity: PoissonSolve,
-    /// The [`SolverState`] rows generation and the settings the densities were computed for.
-    pub(crate) densities_for: Option<(u64, FluidSettings)>,
-    /// Whether the last projection had densities for its rows (the drift and the drawing in
-    /// ran): not in the first step, nor in the first after the rows were rebuilt or
-    /// [`FluidSettings`] changed.
-    pub used_densities: bool,
-    /// Conjugate-gradient iterations of the last step, drift and velocity solves together.
-    pub cg_iterations: u32,
-}
+pub use buffers::GridProjectionState;
+use cells::{CellGrid, CellKind};
+pub use params::{
+    CELL_SPACINGS_RANGE, GridProjection, MAX_CELLS_PER_PARTICLE, SURFACE_THRESHOLD_RANGE,
+    TOLERANCE_RANGE,
+};
 
 /// Runs the grid projection (module docs) on the fluid rows of `state`: moves x and
 /// x_predicted and changes v. `rows` holds the last step's densities, if they are for these

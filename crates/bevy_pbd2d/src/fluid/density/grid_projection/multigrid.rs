@@ -37,8 +37,7 @@
 //! needs 79 to 668 iterations to 10⁻⁸, the preconditioned solve 12 to 15. One thread, in a
 //! fixed order: the same bits for any thread count.
 
-use super::cells::{CellGrid, CellKind};
-use super::poisson::neighbour_sum;
+use super::cells::{CellGrid, CellKind, neighbour_sum};
 
 /// Cells with an equation at most on the coarsest level.
 pub(crate) const COARSEST_CELLS: usize = 32;

@@ -10,7 +10,7 @@
 
 use bevy::prelude::*;
 
-use super::cells::CellGrid;
+use super::cells::{CellGrid, neighbour_sum};
 use super::multigrid::{Hierarchy, VCycle};
 
 /// Conjugate-gradient iterations at most per solve.
@@ -169,10 +169,4 @@ fn apply(diagonal: &[f64], nx: usize, x: &[f64], out: &mut [f64]) -> f64 {
         }
     }
     sum
-}
-
-/// x at the four neighbours of cell `c` on a grid `nx` cells wide, in the operator's order
-/// (left, right, below, above): Σₙ xₙ of A x = k x_c − Σₙ xₙ, and of its Gauss-Seidel update.
-pub(super) fn neighbour_sum(x: &[f64], c: usize, nx: usize) -> f64 {
-    x[c - 1] + x[c + 1] + x[c - nx] + x[c + nx]
 }
