@@ -11,6 +11,9 @@ use crate::collider::layers::CollisionFilter;
 use crate::collider::sync::StepCollider;
 use crate::dynamics::{Gravity, PbdSubsteps};
 use crate::fluid::settling::SettlingState;
+use crate::parallel::phases::{PhaseShared, run_phases};
+use crate::parallel::progress::FINISHED;
+use crate::parallel::{CHUNK, SolverThreads, threads_for};
 use crate::particle::SolverState;
 use crate::stats::{PbdStats, Phase};
 
@@ -76,11 +79,19 @@ pub(crate) fn collide_predicted(
     mut state: ResMut<SolverState>,
     mut contacts: ResMut<ColliderContactState>,
     filter: Res<CollisionFilter>,
+    threads: Res<SolverThreads>,
     mut stats: ResMut<PbdStats>,
 ) {
     let started = stats.begin_phase();
     let rows = 0..state.len();
-    pass(&mut state, &mut contacts, &filter, false, rows);
+    pass(
+        &mut state,
+        &mut contacts,
+        &filter,
+        false,
+        rows,
+        threads.cap(),
+    );
     stats.end_phase(Phase::Contacts, started);
 }
 
@@ -104,7 +115,7 @@ pub(crate) fn push_settling_fluid_out(
     for i in rows {
         let i = i as usize;
         let (x, predicted, touch) = (state.x[i], state.x_predicted[i], contacts.touch[i]);
-        pass(&mut state, &mut contacts, &filter, false, i..i + 1);
+        pass(&mut state, &mut contacts, &filter, false, i..i + 1, 1);
         let moved = state.x[i] - x;
         state.x_predicted[i] = predicted + moved;
         contacts.touch[i] = touch;
@@ -121,23 +132,47 @@ pub(crate) fn collide_solved(
     mut state: ResMut<SolverState>,
     mut contacts: ResMut<ColliderContactState>,
     filter: Res<CollisionFilter>,
+    threads: Res<SolverThreads>,
     mut stats: ResMut<PbdStats>,
 ) {
     let started = stats.begin_phase();
     let rows = 0..state.len();
-    pass(&mut state, &mut contacts, &filter, true, rows);
+    pass(
+        &mut state,
+        &mut contacts,
+        &filter,
+        true,
+        rows,
+        threads.cap(),
+    );
     stats.collider_contacts = contacts.touch.iter().filter(|t| t.collider != NONE).count();
     stats.end_phase(Phase::Contacts, started);
 }
 
+/// What one contact pass reads, shared by every row.
+struct PassInputs<'a> {
+    colliders: &'a [StepCollider],
+    bins: &'a crate::collider::broad_phase::Bins,
+    radius: &'a [f32],
+    start: &'a [Vec2],
+    w: &'a [f32],
+    v: &'a [Vec2],
+    filter: &'a CollisionFilter,
+    fluid_count: usize,
+    friction: bool,
+}
+
 /// One contact pass over the `rows` with w > 0, each against the colliders it interacts with
-/// (`filter`).
+/// (`filter`), on up to `max_threads` threads in blocks of [`CHUNK`] rows from
+/// [`PARALLEL_FROM`](crate::parallel::PARALLEL_FROM) rows up: each row reads only its own
+/// values and the step's colliders, so the bits do not depend on the threads.
 fn pass(
     state: &mut SolverState,
     contacts: &mut ColliderContactState,
     filter: &CollisionFilter,
     friction: bool,
     rows: core::ops::Range<usize>,
+    max_threads: usize,
 ) {
     let ColliderContactState {
         colliders,
@@ -146,119 +181,199 @@ fn pass(
         start,
         touch,
         candidates,
+        block_candidates,
         ..
     } = contacts;
-    for i in rows {
-        if state.w[i].partial_cmp(&0.0) != Some(core::cmp::Ordering::Greater) {
-            continue;
+    let SolverState {
+        x,
+        x_predicted,
+        v,
+        w,
+        fluid_count,
+        ..
+    } = state;
+    let s = PassInputs {
+        colliders,
+        bins,
+        radius,
+        start,
+        w,
+        v,
+        filter,
+        fluid_count: *fluid_count,
+        friction,
+    };
+    let threads = threads_for(rows.len(), max_threads);
+    if threads <= 1 || rows.start != 0 {
+        for i in rows {
+            contact_row(
+                &s,
+                i,
+                &mut x[i],
+                &mut x_predicted[i],
+                &mut touch[i],
+                candidates,
+            );
         }
-        let (x0, r) = (start[i], radius[i]);
-        let mut x = state.x[i];
-        if !(x.is_finite() && x0.is_finite()) {
-            continue;
+        return;
+    }
+    let n = rows.end;
+    let blocks = n.div_ceil(CHUNK);
+    block_candidates.resize_with(blocks, Vec::new);
+    let (x, x_predicted, touch) = (
+        PhaseShared::new(&mut x[..n]),
+        PhaseShared::new(&mut x_predicted[..n]),
+        PhaseShared::new(&mut touch[..n]),
+    );
+    let scratch = PhaseShared::new(&mut block_candidates[..]);
+    run_phases(
+        blocks,
+        threads,
+        0,
+        |_, b| {
+            let range = b * CHUNK..((b + 1) * CHUNK).min(n);
+            // SAFETY: one phase; each block writes only its own rows and its own scratch.
+            let (x, x_predicted, touch, candidates) = unsafe {
+                (
+                    x.block_mut(range.clone()),
+                    x_predicted.block_mut(range.clone()),
+                    touch.block_mut(range.clone()),
+                    &mut scratch.block_mut(b..b + 1)[0],
+                )
+            };
+            for (k, i) in range.enumerate() {
+                contact_row(
+                    &s,
+                    i,
+                    &mut x[k],
+                    &mut x_predicted[k],
+                    &mut touch[k],
+                    candidates,
+                );
+            }
+        },
+        |_| FINISHED,
+    );
+}
+
+/// The contacts of row `i` in one pass: its position `x_row` (x* or x), predicted position
+/// and contact record.
+fn contact_row(
+    s: &PassInputs,
+    i: usize,
+    x_row: &mut Vec2,
+    x_predicted: &mut Vec2,
+    touch: &mut Touch,
+    candidates: &mut Vec<u32>,
+) {
+    if s.w[i].partial_cmp(&0.0) != Some(core::cmp::Ordering::Greater) {
+        return;
+    }
+    let (x0, r) = (s.start[i], s.radius[i]);
+    let mut x = *x_row;
+    if !(x.is_finite() && x0.is_finite()) {
+        return;
+    }
+    s.bins.query(x0.min(x) - r, x0.max(x) + r, candidates);
+    if s.filter.active() {
+        let layers = s.filter.row(i);
+        candidates.retain(|&k| layers.interacts(s.colliders[k as usize].layers));
+    }
+    let x_in = x;
+    let mut touched = 0u32;
+    let mut prestabilised = Vec2::ZERO;
+    // Rounds (Gauss-Seidel over the colliders) where several meet, until none moves it.
+    for round in 0..MAX_ROUNDS {
+        let (mut touched_round, mut moved_round) = (0, false);
+        for &k in candidates.iter() {
+            let c = &s.colliders[k as usize];
+            let a = c.start.inverse_transform_point(x0);
+            let b = c.end.inverse_transform_point(x);
+            // The way out an earlier contact with this collider chose in this step.
+            let side = (touch.collider == k).then(|| c.end.rotation.inverse() * touch.normal);
+            let Some((b, normal, depth, initial)) =
+                resolve(&c.geometry, a, b, r, side, !s.friction && round == 0)
+            else {
+                continue;
+            };
+            let moved = c.end.transform_point(b);
+            let normal = c.end.rotation * normal;
+            prestabilised += normal * initial;
+            let t = &mut *touch;
+            moved_round |= moved != x;
+            t.push += moved - x - normal * initial;
+            x = moved;
+            if t.collider == NONE {
+                t.v_star = s.v[i];
+            }
+            t.collider = k;
+            t.normal = normal;
+            t.depth += depth;
+            touched_round += 1;
         }
-        bins.query(x0.min(x) - r, x0.max(x) + r, candidates);
-        if filter.active() {
-            let layers = filter.row(i);
-            candidates.retain(|&k| layers.interacts(colliders[k as usize].layers));
+        touched += touched_round;
+        if touched_round < 2 || !moved_round {
+            break;
         }
-        let x_in = x;
-        let mut touched = 0u32;
-        let mut prestabilised = Vec2::ZERO;
-        // Rounds (Gauss-Seidel over the colliders) where several meet, until none moves it.
-        for round in 0..MAX_ROUNDS {
-            let (mut touched_round, mut moved_round) = (0, false);
-            for &k in candidates.iter() {
-                let c = &colliders[k as usize];
+    }
+    if touched > 1 {
+        // Where colliders meet, the last one's push may have moved it into (or through)
+        // another. The colliders that move least under it hold: its motion from x₀ is
+        // cut where it reaches one of them it entered. (A still wall holds against a
+        // collider crushing the particle into it, which is left overlapping it.)
+        let motion = |c: &StepCollider| {
+            let a = c.start.inverse_transform_point(x0);
+            c.end
+                .transform_point(a)
+                .distance(c.start.transform_point(a))
+        };
+        let least = candidates
+            .iter()
+            .map(|&k| motion(&s.colliders[k as usize]))
+            .fold(f32::INFINITY, f32::min);
+        let blocking = candidates
+            .iter()
+            .filter_map(|&k| {
+                let c = &s.colliders[k as usize];
+                if motion(c) > least + VALIDATION_SLACK * r {
+                    return None;
+                }
                 let a = c.start.inverse_transform_point(x0);
                 let b = c.end.inverse_transform_point(x);
-                // The way out an earlier contact with this collider chose in this step.
-                let side =
-                    (touch[i].collider == k).then(|| c.end.rotation.inverse() * touch[i].normal);
-                let Some((b, normal, depth, initial)) =
-                    resolve(&c.geometry, a, b, r, side, !friction && round == 0)
-                else {
-                    continue;
-                };
-                let moved = c.end.transform_point(b);
-                let normal = c.end.rotation * normal;
-                prestabilised += normal * initial;
-                let t = &mut touch[i];
-                moved_round |= moved != x;
-                t.push += moved - x - normal * initial;
-                x = moved;
-                if t.collider == NONE {
-                    t.v_star = state.v[i];
-                }
-                t.collider = k;
-                t.normal = normal;
-                t.depth += depth;
-                touched_round += 1;
-            }
-            touched += touched_round;
-            if touched_round < 2 || !moved_round {
-                break;
-            }
+                let reach = r * (1.0 - VALIDATION_SLACK);
+                let hit = c.geometry.sweep(a, b, reach, None)?;
+                let at = a + (b - a) * hit.t;
+                // It ends inside this collider, or beyond it (through a segment).
+                let entered = c.geometry.surface(b, a - b).distance < reach
+                    || (b - at).dot(hit.normal) < -reach;
+                entered.then(|| (hit.t, c.end.transform_point(at)))
+            })
+            .min_by(|p, q| p.0.total_cmp(&q.0));
+        if let Some((_, stop)) = blocking {
+            touch.push += stop - x;
+            x = stop;
         }
-        if touched > 1 {
-            // Where colliders meet, the last one's push may have moved it into (or through)
-            // another. The colliders that move least under it hold: its motion from x₀ is
-            // cut where it reaches one of them it entered. (A still wall holds against a
-            // collider crushing the particle into it, which is left overlapping it.)
-            let motion = |c: &StepCollider| {
-                let a = c.start.inverse_transform_point(x0);
-                c.end
-                    .transform_point(a)
-                    .distance(c.start.transform_point(a))
-            };
-            let least = candidates
-                .iter()
-                .map(|&k| motion(&colliders[k as usize]))
-                .fold(f32::INFINITY, f32::min);
-            let blocking = candidates
-                .iter()
-                .filter_map(|&k| {
-                    let c = &colliders[k as usize];
-                    if motion(c) > least + VALIDATION_SLACK * r {
-                        return None;
-                    }
-                    let a = c.start.inverse_transform_point(x0);
-                    let b = c.end.inverse_transform_point(x);
-                    let reach = r * (1.0 - VALIDATION_SLACK);
-                    let hit = c.geometry.sweep(a, b, reach, None)?;
-                    let at = a + (b - a) * hit.t;
-                    // It ends inside this collider, or beyond it (through a segment).
-                    let entered = c.geometry.surface(b, a - b).distance < reach
-                        || (b - at).dot(hit.normal) < -reach;
-                    entered.then(|| (hit.t, c.end.transform_point(at)))
-                })
-                .min_by(|p, q| p.0.total_cmp(&q.0));
-            if let Some((_, stop)) = blocking {
-                touch[i].push += stop - x;
-                x = stop;
-            }
-        }
-        if prestabilised != Vec2::ZERO {
-            // Pre-stabilisation (\[MMCK14\] §6.2): the penetration it started the step with is
-            // removed from x* as well, so it adds no velocity; only as far as the contacts
-            // did move it that way (a later collider may have undone the push).
-            let length = prestabilised.length();
-            let direction = prestabilised / length;
-            let kept = length.min((x - x_in).dot(direction).max(0.0));
-            state.x_predicted[i] += direction * kept;
-            touch[i].push += prestabilised - direction * kept;
-        }
-        let touched_here = touched;
-        // Fluid slips (its rows come first): its tangential motion along a wall is its
-        // viscosity's to damp, as at SPH boundaries, not Coulomb's.
-        if friction && touch[i].collider != NONE && i >= state.fluid_count {
-            let slid = apply_friction(x, x0, &touch[i], colliders);
-            touch[i].push += slid - x;
-            x = slid;
-        }
-        if touched_here > 0 || friction {
-            state.x[i] = x;
-        }
+    }
+    if prestabilised != Vec2::ZERO {
+        // Pre-stabilisation (\[MMCK14\] §6.2): the penetration it started the step with is
+        // removed from x* as well, so it adds no velocity; only as far as the contacts
+        // did move it that way (a later collider may have undone the push).
+        let length = prestabilised.length();
+        let direction = prestabilised / length;
+        let kept = length.min((x - x_in).dot(direction).max(0.0));
+        *x_predicted += direction * kept;
+        touch.push += prestabilised - direction * kept;
+    }
+    let touched_here = touched;
+    // Fluid slips (its rows come first): its tangential motion along a wall is its
+    // viscosity's to damp, as at SPH boundaries, not Coulomb's.
+    if s.friction && touch.collider != NONE && i >= s.fluid_count {
+        let slid = apply_friction(x, x0, touch, s.colliders);
+        touch.push += slid - x;
+        x = slid;
+    }
+    if touched_here > 0 || s.friction {
+        *x_row = x;
     }
 }
 

@@ -107,6 +107,8 @@ pub struct ColliderContactState {
     start: Vec<Vec2>,
     touch: Vec<contacts::Touch>,
     candidates: Vec<u32>,
+    /// The parallel contact passes' candidate lists, one per block of rows.
+    block_candidates: Vec<Vec<u32>>,
 }
 
 /// Whether there are colliders and particles (the contacts have work).
