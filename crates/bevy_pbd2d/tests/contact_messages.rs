@@ -172,27 +172,24 @@ fn water_resting_on_a_reporting_floor_does_not_start_new_contacts() {
             .filter(|&&e| position(app, e).y < 2.0 * FluidSettings::default().particle_radius)
             .count()
     };
-    let mut first = 0;
-    for _ in 0..120 {
-        run_steps(&mut app, 1);
-        let (started, _) = drain(&mut app);
-        first += started
-            .iter()
-            .filter(|s| water.contains(&s.particle))
-            .count();
-        assert!(started.iter().all(|s| s.collider == floor));
-    }
+    // Contacts the water started with the floor in `steps` steps.
+    let starts = |app: &mut App, steps: u32| {
+        let mut count = 0;
+        for _ in 0..steps {
+            run_steps(app, 1);
+            let (started, _) = drain(app);
+            assert!(started.iter().all(|s| s.collider == floor));
+            count += started
+                .iter()
+                .filter(|s| water.contains(&s.particle))
+                .count();
+        }
+        count
+    };
+    let first = starts(&mut app, 120);
     let bottom = touching(&app);
     assert!(first >= 20, "{first} contacts started for a 20-wide block");
-    let mut later = 0;
-    for _ in 0..60 {
-        run_steps(&mut app, 1);
-        let (started, _) = drain(&mut app);
-        later += started
-            .iter()
-            .filter(|s| water.contains(&s.particle))
-            .count();
-    }
+    let later = starts(&mut app, 60);
     eprintln!(
         "contacts started: {first} in the first 2 s, {later} in the next 1 s; {bottom} particles in the bottom layer"
     );

@@ -2,7 +2,6 @@
 //! [`CollisionFilter`] ([`collider::layers`](crate::collider::layers)).
 
 use avian2d::prelude::{Collider, CollisionLayers};
-use bevy::platform::collections::HashMap;
 use bevy::prelude::*;
 
 use crate::body::{BodyParticles, ParticleBody};
@@ -46,7 +45,6 @@ pub(crate) fn collect_collision_layers(
     state: Res<SolverState>,
     mut contacts: ResMut<ColliderContactState>,
     mut filter: ResMut<CollisionFilter>,
-    mut collider_layers: Local<HashMap<Entity, Layers>>,
 ) {
     let filter = &mut *filter;
     filter.rows.clear();
@@ -71,21 +69,19 @@ pub(crate) fn collect_collision_layers(
             filter.rows[row] = (*layers).into();
         }
     }
-    collider_layers.clear();
     for (entity, layers) in &colliders {
-        collider_layers.insert(entity, (*layers).into());
         for part in contacts.parts_of_mut(entity) {
             part.layers = (*layers).into();
         }
     }
+    // A sample has its collider's layers (the step's parts of a collider share them).
+    let contacts = &*contacts;
     filter
         .boundary
         .extend(state.boundary_entities.iter().map(|&sample| {
             sample_of.get(sample).map_or(Layers::ALL, |of| {
-                collider_layers
-                    .get(&of.0)
-                    .copied()
-                    .unwrap_or(Layers::DEFAULT)
+                (contacts.colliders[contacts.parts(of.0)].first())
+                    .map_or(Layers::DEFAULT, |part| part.layers)
             })
         }));
 }
