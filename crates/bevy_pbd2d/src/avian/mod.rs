@@ -67,8 +67,8 @@ use avian2d::prelude::{
 };
 use bevy::prelude::*;
 
-use crate::collider::contacts::apply_restitution;
 use crate::collider::geometry::Geometry;
+use crate::collider::restitution::apply_restitution;
 use crate::collider::samples::{
     ColliderSampleOf, SampledShapes, sample_impulses, update_collider_samples,
 };

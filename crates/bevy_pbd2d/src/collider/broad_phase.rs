@@ -84,6 +84,16 @@ impl Bins {
         out.sort_unstable();
         out.dedup();
     }
+
+    /// The colliders of `from` (a [`Bins::query`]'s result) whose bounds overlap `lo..hi`, in
+    /// `out`: for bounds within the queried ones, the same list as `query(lo, hi)`.
+    pub(crate) fn overlapping(&self, from: &[u32], lo: Vec2, hi: Vec2, out: &mut Vec<u32>) {
+        out.clear();
+        out.extend(from.iter().copied().filter(|&k| {
+            let (blo, bhi) = self.bounds[k as usize];
+            blo.cmple(hi).all() && bhi.cmpge(lo).all()
+        }));
+    }
 }
 
 #[cfg(test)]
@@ -113,6 +123,12 @@ mod tests {
                 })
                 .collect();
             assert_eq!(out, brute, "query {lo} .. {hi}");
+            // Within a larger query's result, the same list.
+            let mut near = Vec::new();
+            bins.query(lo - 0.7, hi + 1.3, &mut near);
+            let mut within = Vec::new();
+            bins.overlapping(&near, lo, hi, &mut within);
+            assert_eq!(within, brute, "within {lo} .. {hi}");
         }
     }
 }

@@ -1,7 +1,7 @@
 //! Particle–collider contacts in a step (the module docs of [`collider`](crate::collider) give
 //! the method): the record of where each particle started, the contact passes after the
-//! prediction and after the constraint solve (with friction), and restitution after the
-//! velocity update.
+//! prediction and after the constraint solve (with friction). Restitution after the velocity
+//! update is in [`restitution`](crate::collider::restitution).
 
 use bevy::prelude::*;
 
@@ -9,7 +9,6 @@ use crate::collider::ColliderContactState;
 use crate::collider::geometry::Hit;
 use crate::collider::layers::CollisionFilter;
 use crate::collider::sync::StepCollider;
-use crate::dynamics::{Gravity, PbdSubsteps};
 use crate::fluid::settling::SettlingState;
 use crate::parallel::phases::{PhaseShared, run_phases};
 use crate::parallel::progress::FINISHED;
@@ -28,7 +27,7 @@ pub const MAX_ROUNDS: usize = 4;
 const VALIDATION_SLACK: f32 = 1e-3;
 
 /// No collider touched the row in this step.
-const NONE: u32 = u32::MAX;
+pub(crate) const NONE: u32 = u32::MAX;
 
 /// What the contacts did to one particle in this step.
 #[derive(Debug, Clone, Copy)]
@@ -163,9 +162,11 @@ struct PassInputs<'a> {
 }
 
 /// One contact pass over the `rows` with w > 0, each against the colliders it interacts with
-/// (`filter`), on up to `max_threads` threads in blocks of [`CHUNK`] rows from
+/// (`filter`), in blocks of [`CHUNK`] rows, on up to `max_threads` threads from
 /// [`PARALLEL_FROM`](crate::parallel::PARALLEL_FROM) rows up: each row reads only its own
-/// values and the step's colliders, so the bits do not depend on the threads.
+/// values and the step's colliders, so the bits do not depend on the threads. A block looks
+/// its colliders up in the broad phase once, for the bounds of all its rows' motions, and each
+/// row keeps those its own motion's bounds overlap: the same list as a lookup of its own.
 fn pass(
     state: &mut SolverState,
     contacts: &mut ColliderContactState,
@@ -203,9 +204,13 @@ fn pass(
         fluid_count: *fluid_count,
         friction,
     };
-    let threads = threads_for(rows.len(), max_threads);
-    if threads <= 1 || rows.start != 0 {
+    if rows.start != 0 {
+        // Single rows (settling's islands): a lookup each.
         for i in rows {
+            let Some((lo, hi)) = s.motion_bounds(i, x[i]) else {
+                continue;
+            };
+            s.bins.query(lo, hi, candidates);
             contact_row(
                 &s,
                 i,
@@ -219,45 +224,68 @@ fn pass(
     }
     let n = rows.end;
     let blocks = n.div_ceil(CHUNK);
-    block_candidates.resize_with(blocks, Vec::new);
+    let threads = threads_for(n, max_threads);
+    block_candidates.resize_with(blocks, Default::default);
     let (x, x_predicted, touch) = (
         PhaseShared::new(&mut x[..n]),
         PhaseShared::new(&mut x_predicted[..n]),
         PhaseShared::new(&mut touch[..n]),
     );
     let scratch = PhaseShared::new(&mut block_candidates[..]);
-    run_phases(
-        blocks,
-        threads,
-        0,
-        |_, b| {
-            let range = b * CHUNK..((b + 1) * CHUNK).min(n);
-            // SAFETY: one phase; each block writes only its own rows and its own scratch.
-            let (x, x_predicted, touch, candidates) = unsafe {
-                (
-                    x.block_mut(range.clone()),
-                    x_predicted.block_mut(range.clone()),
-                    touch.block_mut(range.clone()),
-                    &mut scratch.block_mut(b..b + 1)[0],
-                )
+    let block = |b: usize| {
+        let range = b * CHUNK..((b + 1) * CHUNK).min(n);
+        // SAFETY: one phase (or one thread); each block writes only its own rows and its own
+        // scratch.
+        let (x, x_predicted, touch, [near, candidates]) = unsafe {
+            (
+                x.block_mut(range.clone()),
+                x_predicted.block_mut(range.clone()),
+                touch.block_mut(range.clone()),
+                &mut scratch.block_mut(b..b + 1)[0],
+            )
+        };
+        let bounds = (range.clone().zip(&*x)).filter_map(|(i, &xi)| s.motion_bounds(i, xi));
+        let Some((lo, hi)) = bounds.reduce(|(a, b), (c, d)| (a.min(c), b.max(d))) else {
+            return;
+        };
+        s.bins.query(lo, hi, near);
+        for (k, i) in range.enumerate() {
+            let Some((lo, hi)) = s.motion_bounds(i, x[k]) else {
+                continue;
             };
-            for (k, i) in range.enumerate() {
-                contact_row(
-                    &s,
-                    i,
-                    &mut x[k],
-                    &mut x_predicted[k],
-                    &mut touch[k],
-                    candidates,
-                );
-            }
-        },
-        |_| FINISHED,
-    );
+            s.bins.overlapping(near, lo, hi, candidates);
+            contact_row(
+                &s,
+                i,
+                &mut x[k],
+                &mut x_predicted[k],
+                &mut touch[k],
+                candidates,
+            );
+        }
+    };
+    if threads <= 1 {
+        (0..blocks).for_each(block);
+    } else {
+        run_phases(blocks, threads, 0, |_, b| block(b), |_| FINISHED);
+    }
+}
+
+impl PassInputs<'_> {
+    /// The bounds of row `i`'s motion from x₀ to `x`, widened by its radius, if the row takes
+    /// part (w > 0, finite positions).
+    fn motion_bounds(&self, i: usize, x: Vec2) -> Option<(Vec2, Vec2)> {
+        let (x0, r) = (self.start[i], self.radius[i]);
+        let takes_part = self.w[i].partial_cmp(&0.0) == Some(core::cmp::Ordering::Greater)
+            && x.is_finite()
+            && x0.is_finite();
+        takes_part.then(|| (x0.min(x) - r, x0.max(x) + r))
+    }
 }
 
 /// The contacts of row `i` in one pass: its position `x_row` (x* or x), predicted position
-/// and contact record.
+/// and contact record, against the colliders in `candidates` (those whose bounds overlap its
+/// motion's, [`PassInputs::motion_bounds`]; the row must take part).
 fn contact_row(
     s: &PassInputs,
     i: usize,
@@ -266,15 +294,8 @@ fn contact_row(
     touch: &mut Touch,
     candidates: &mut Vec<u32>,
 ) {
-    if s.w[i].partial_cmp(&0.0) != Some(core::cmp::Ordering::Greater) {
-        return;
-    }
     let (x0, r) = (s.start[i], s.radius[i]);
     let mut x = *x_row;
-    if !(x.is_finite() && x0.is_finite()) {
-        return;
-    }
-    s.bins.query(x0.min(x) - r, x0.max(x) + r, candidates);
     if s.filter.active() {
         let layers = s.filter.row(i);
         candidates.retain(|&k| layers.interacts(s.colliders[k as usize].layers));
@@ -457,77 +478,6 @@ fn apply_friction(x: Vec2, x0: Vec2, touch: &Touch, colliders: &[StepCollider]) 
     }
 }
 
-/// [`UpdateVelocities`](crate::PbdSubstepSystems::UpdateVelocities), after the velocity update:
-/// restitution. For a particle that touched a collider, with normal speeds relative to the
-/// collider's surface there: an impact (v*ₙ < −2 |g| Δt before the contacts, Δt the step's)
-/// leaves with the
-/// speed that keeps e² of its normal energy, anything slower with no speed into the surface
-/// (Müller et al. 2020 eq. 34, [`rebound_speed`]).
-pub(crate) fn apply_restitution(
-    time: Res<Time>,
-    substeps: Option<Res<Time<PbdSubsteps>>>,
-    gravity: Res<Gravity>,
-    mut state: ResMut<SolverState>,
-    mut contacts: ResMut<ColliderContactState>,
-) {
-    let dt = time.delta_secs();
-    let g = gravity.0;
-    let ColliderContactState {
-        colliders,
-        touch,
-        start,
-        ..
-    } = &mut *contacts;
-    // The step's Δt, not the substep's: a collider's velocity changes once per step, so a
-    // particle resting on one that accelerates meets it that much faster at a step's start.
-    let step = dt * substeps.map_or(1, |s| s.context().count.max(1)) as f32;
-    let threshold = 2.0 * g.length() * step;
-    for (i, t) in touch.iter_mut().enumerate() {
-        if t.collider == NONE || state.w[i].partial_cmp(&0.0) != Some(core::cmp::Ordering::Greater)
-        {
-            continue;
-        }
-        let c = &colliders[t.collider as usize];
-        let x = state.x[i];
-        let local = c.end.inverse_transform_point(x);
-        let surface_velocity = (x - c.start.transform_point(local)) / dt;
-        let n = t.normal;
-        let vn = (state.v[i] - surface_velocity).dot(n);
-        let approach = (t.v_star - surface_velocity).dot(n);
-        let target = if approach < -threshold {
-            // Where it started the step, in the collider's frame now, above the contact.
-            let x0 = c
-                .end
-                .transform_point(c.start.inverse_transform_point(start[i]));
-            let v0 = (t.v_star - g * dt - surface_velocity).dot(n);
-            rebound_speed(c.material.restitution, (x0 - x).dot(n), v0, -g.dot(n), dt)
-        } else {
-            0.0
-        };
-        if vn < target {
-            t.bounce = n * (target - vn);
-            state.v[i] += t.bounce;
-        }
-    }
-}
-
-/// The normal speed after an impact with restitution e, for a particle that started the step
-/// `h0` above the contact (m) with normal speed `v0` (m/s, negative toward the surface), under
-/// an acceleration `g_in` into the surface (m/s²).
-///
-/// e is a ratio of speeds, e² of the energies of the normal motion, and so of the heights a
-/// bounce reaches. The energy is taken as the integrator sees it: symplectic Euler conserves
-/// Q = ½ v² + G y − ½ G Δt v exactly under a constant acceleration −G (v the velocity that
-/// made the last move), not ½ v² + G y, so the rebound speed V solves
-/// ½ V² − ½ G Δt V = e² Q₀: the next apex is then e² times the last at any Δt (a plain
-/// V = e |v| loses (1 + 1/e) G Δt / |v| of the height, 11 % for a 1 m drop at e = 0.5 and
-/// Δt = 1/60 s). Without gravity along the normal, V = e |v0|.
-pub(crate) fn rebound_speed(e: f32, h0: f32, v0: f32, g_in: f32, dt: f32) -> f32 {
-    let q0 = (0.5 * v0 * v0 + g_in * h0.max(0.0) - 0.5 * g_in * dt * v0).max(0.0);
-    let b = g_in * dt;
-    0.5 * (b + (b * b + 8.0 * e * e * q0).max(0.0).sqrt())
-}
-
 impl ColliderContactState {
     /// Each particle's contact impulse in the running substep: (row, the collider, impulse on
     /// the particle (N·s), contact point (m), outward normal there). The impulse is
@@ -559,49 +509,5 @@ impl ColliderContactState {
     ) -> impl Iterator<Item = (Vec2, Vec2, Entity)> + 'a {
         self.contact_impulses(state, inv_dt)
             .filter_map(|(_, c, impulse, at, _)| Some((impulse, at, c.body?)))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::rebound_speed;
-
-    /// Symplectic Euler under gravity from the rebound: its apex is e² times the drop height.
-    #[test]
-    fn the_rebound_speed_gives_an_apex_of_e_squared_times_the_drop() {
-        for (e, height, dt) in [
-            (0.5, 1.0, 1.0 / 60.0),
-            (0.8, 0.3, 1.0 / 30.0),
-            (1.0, 2.0, 0.01),
-        ] {
-            let g = 9.81f32;
-            // Drop from rest at `height` to the first step that would pass y = 0.
-            let (mut y, mut v) = (height, 0.0f32);
-            let (h0, v0) = loop {
-                let (y0, v0) = (y, v);
-                v -= g * dt;
-                y += v * dt;
-                if y <= 0.0 {
-                    break (y0, v0);
-                }
-            };
-            let mut v = rebound_speed(e, h0, v0, g, dt);
-            let (mut y, mut apex) = (0.0f32, 0.0f32);
-            while v > 0.0 {
-                v -= g * dt;
-                y += v * dt;
-                apex = apex.max(y);
-            }
-            let expected = e * e * height;
-            assert!(
-                (apex - expected).abs() < 0.01 * expected + g * dt * dt,
-                "e {e}: apex {apex}, {expected}"
-            );
-        }
-        assert_eq!(
-            rebound_speed(0.5, 0.0, -4.0, 0.0, 0.1),
-            2.0,
-            "no gravity: e |v|"
-        );
     }
 }

@@ -61,6 +61,7 @@ mod geometry_tests;
 pub mod layers;
 mod outline;
 pub mod reports;
+pub(crate) mod restitution;
 pub mod samples;
 pub(crate) mod sync;
 
@@ -107,8 +108,9 @@ pub struct ColliderContactState {
     start: Vec<Vec2>,
     touch: Vec<contacts::Touch>,
     candidates: Vec<u32>,
-    /// The parallel contact passes' candidate lists, one per block of rows.
-    block_candidates: Vec<Vec<u32>>,
+    /// The contact passes' candidate lists, per block of rows: the colliders near the block,
+    /// and a row's own.
+    block_candidates: Vec<[Vec<u32>; 2]>,
 }
 
 /// Whether there are colliders and particles (the contacts have work).
@@ -180,7 +182,7 @@ impl Plugin for ColliderPlugin {
                     .before(restabilise_settling_fluid),
                 contacts::collide_solved.in_set(PbdSubstepSystems::SolveContacts),
                 (
-                    contacts::apply_restitution,
+                    restitution::apply_restitution,
                     reports::record_reported_contacts,
                 )
                     .chain()
