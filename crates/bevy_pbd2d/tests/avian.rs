@@ -85,6 +85,15 @@ fn the_exchange_conserves_momentum_with_our_step_after_avians() {
     jet_momentum(app, None);
 }
 
+/// The same with the game preset: its Chebyshev-accelerated solve extrapolates the corrections,
+/// and the push handed to the body follows the extrapolations.
+#[test]
+fn a_jet_hitting_a_body_conserves_the_total_momentum_with_the_game_preset() {
+    let mut app = app(Vec2::ZERO);
+    app.insert_resource(FluidSettings::game());
+    jet_momentum(app, None);
+}
+
 /// A jet of 32 particles (of `phase`, else the fluid's own) at 2 m/s hits a free 0.4 m box
 /// (gravity off): the total momentum of fluid and box is kept within 1 %, and the box moves.
 fn jet_momentum(mut app: App, phase: Option<FluidPhase>) {
@@ -126,8 +135,13 @@ fn jet_momentum(mut app: App, phase: Option<FluidPhase>) {
 /// depth of its bottom below the water's surface after 6 s, over its side, and the height of
 /// its bottom above the tank's floor (m).
 fn submerged_fraction(density: f32) -> (f32, f32) {
+    submerged_fraction_with(density, FluidSettings::default())
+}
+
+/// [`submerged_fraction`] with the fluid's `settings`.
+fn submerged_fraction_with(density: f32, settings: FluidSettings) -> (f32, f32) {
     let mut app = app(Vec2::new(0.0, -9.81));
-    let settings = *app.world().resource::<FluidSettings>();
+    app.insert_resource(settings);
     let r = settings.particle_radius;
     // A U-shaped tank of inner width 1.6 m, water 31 × 12 particles (about 0.6 m deep).
     let (width, nx, ny) = (1.6, 31, 12);
@@ -201,6 +215,19 @@ fn a_box_floats_at_the_depth_archimedes_predicts_and_a_heavy_one_sinks() {
     assert!(
         bottom < 0.1,
         "2 ρ0: its bottom is {bottom} m above the floor ({heavy} under)"
+    );
+}
+
+/// Archimedes with the game preset (0.3 % tolerance, Chebyshev-accelerated: the pressure on
+/// the box is the extrapolated corrections' boundary part): a box of 0.5 ρ0 floats half under
+/// (within 10 % of its height).
+#[test]
+fn a_box_floats_at_archimedes_depth_with_the_game_preset() {
+    let rest = FluidSettings::default().rest_density;
+    let (fraction, _) = submerged_fraction_with(0.5 * rest, FluidSettings::game());
+    assert!(
+        (fraction - 0.5).abs() < 0.1,
+        "0.5 ρ0: submerged {fraction}, Archimedes 0.5"
     );
 }
 

@@ -3,6 +3,7 @@
 mod common;
 
 use bevy::prelude::*;
+use bevy_pbd2d::fluid::density::DensityState;
 use bevy_pbd2d::prelude::*;
 use common::*;
 
@@ -318,4 +319,59 @@ fn a_grid_projected_dam_break_has_the_same_bits_on_one_and_two_threads() {
         })
         .collect();
     assert_eq!(runs[0], runs[1]);
+}
+
+/// Issue 36 item 2: the game preset's grid projection runs only in deep water
+/// (`GridProjection::min_depth`, 64 spacings, and once running down to 0.75 × 64 = 48). The
+/// 30 × 30 dam break (30 spacings deep) never runs it; a column 20 wide and 80 deep runs it
+/// while the water is that deep (the column, then its run-up on the far wall, up to ~100
+/// spacings) and not in between, in each step as its depth says, and meets the tolerance
+/// and stays in its box either way.
+#[test]
+fn the_game_presets_grid_projection_runs_only_in_deep_water() {
+    let settings = FluidSettings::game();
+    let least = settings.grid_projection.unwrap().min_depth;
+    assert_eq!(least, 64.0);
+    // Steps in which the grid ran, of `steps`.
+    let grid_steps = |width: u32, height: u32, steps: u32| {
+        let mut app = app(0.005);
+        app.insert_resource(settings);
+        let builder = DamBreakBuilder {
+            width,
+            height,
+            ..default()
+        };
+        let scene = spawn(&mut app, |c| builder.spawn(c, &settings).unwrap());
+        let (lo, hi) = builder.box_bounds(&settings);
+        let (mut ran, mut deep) = (0, false);
+        for step in 0..steps {
+            run_steps(&mut app, 1);
+            let s = stats(&app);
+            let grid = &app.world().resource::<DensityState>().grid;
+            let threshold = if deep { 0.75 * least } else { least };
+            assert_eq!(
+                grid.deep,
+                grid.depth >= threshold,
+                "step {step}, depth {}",
+                grid.depth
+            );
+            assert_eq!(s.grid_iterations > 0, grid.deep, "step {step}");
+            deep = grid.deep;
+            ran += u32::from(deep);
+            assert!(s.avg_density_error_percent <= settings.max_density_error_percent + 1e-4);
+        }
+        for &e in &scene.fluid {
+            let p = position(&app, e);
+            assert!(p.cmpgt(lo).all() && p.cmplt(hi).all(), "{p} left the box");
+        }
+        ran
+    };
+    assert_eq!(
+        grid_steps(30, 30, 200),
+        0,
+        "the grid ran in 30 spacings of water"
+    );
+    let ran = grid_steps(20, 80, 600);
+    println!("the 80-deep column: the grid ran in {ran} of 600 steps");
+    assert!(ran > 50 && ran < 550, "{ran} of 600 steps");
 }

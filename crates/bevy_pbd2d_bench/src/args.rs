@@ -55,8 +55,10 @@ fluid options (defaults: the PBF demo's):
                       <= 1; `off`: plain Jacobi, as the demo (off)
   --grid G            on: the grid projection (FluidSettings::grid_projection,
                       defaults: multigrid-preconditioned CG) before the density
-                      iterations; cg: the same with plain CG; off: the demo's
-                      solve (off)
+                      iterations; cg: the same with plain CG; deep: on, only
+                      where the water is deep (GridProjection::min_depth, as
+                      FluidSettings::game: with --max-error 0.3 --chebyshev 0.9
+                      --resort 100 the game preset); off: the demo's solve (off)
   --s-corr S          on: artificial pressure s_corr with its defaults
                       (FluidSettings::artificial_pressure); off: none, as the
                       demo (off)
@@ -142,6 +144,8 @@ pub enum GridArg {
     Cg,
     /// With its defaults (multigrid-preconditioned conjugate gradients).
     Multigrid,
+    /// With the game preset's minimum depth (`FluidSettings::game`).
+    Deep,
 }
 
 /// Parameters of the fluid scene (the PBF demo's dam break).
@@ -406,8 +410,9 @@ where
                 f.grid = match v.text {
                     "on" => GridArg::Multigrid,
                     "cg" => GridArg::Cg,
+                    "deep" => GridArg::Deep,
                     "off" => GridArg::Off,
-                    _ => return Err(v.error("on, cg or off")),
+                    _ => return Err(v.error("on, cg, deep or off")),
                 }
             }
             (Scene::Fluid(f), "s-corr") => {

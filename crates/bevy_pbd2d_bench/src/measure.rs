@@ -55,6 +55,8 @@ pub struct Measurement {
     pub avg_fluid_iterations: f64,
     /// Average grid-projection CG iterations per step ([`PbdStats::grid_iterations`]).
     pub avg_grid_iterations: f64,
+    /// Timed steps in which the grid projection ran (some CG iterations).
+    pub grid_steps: u64,
     /// Average over the timed steps of the density error the solve ended each step with
     /// ([`PbdStats::avg_density_error_percent`], %).
     pub mean_density_error_percent: f64,
@@ -131,6 +133,7 @@ pub fn run(app: &mut App, warmup: u32, steps: u32) -> Result<Measurement, StepEr
         a.solve += p.solve as f64;
         a.grid += p.grid as f64;
         m.avg_grid_iterations += stats.grid_iterations as f64;
+        m.grid_steps += u64::from(stats.grid_iterations > 0);
         a.velocities += p.velocities as f64;
         a.viscosity += p.viscosity as f64;
         a.contacts += p.contacts as f64;

@@ -347,9 +347,11 @@ pub fn fluid_line(world: &World, f: &FluidArgs, threads: usize, m: &Measurement)
                 GridArg::Off => "off",
                 GridArg::Cg => "cg",
                 GridArg::Multigrid => "on",
+                GridArg::Deep => "deep",
             },
         )
-        .rounded("avg_grid_cg_iterations", m.avg_grid_iterations, 2);
+        .rounded("avg_grid_cg_iterations", m.avg_grid_iterations, 2)
+        .int("grid_steps", m.grid_steps);
     // The solve's wall time per particle and iteration (ns): what the rows' order costs.
     let particle_iterations = m.avg_fluid_iterations * state.fluid_count as f64;
     let o = match particle_iterations > 0.0 {

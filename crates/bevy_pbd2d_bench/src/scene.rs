@@ -181,6 +181,7 @@ fn spawn_fluid(world: &mut World, f: &FluidArgs) -> Result<(), PbdError> {
                 ..default()
             }),
             GridArg::Multigrid => Some(GridProjection::default()),
+            GridArg::Deep => FluidSettings::game().grid_projection,
         };
         settings.artificial_pressure = f.forces.s_corr.then(ArtificialPressure::default);
         settings.vorticity_confinement = f.forces.vorticity as f32;

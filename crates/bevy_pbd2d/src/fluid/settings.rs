@@ -62,11 +62,11 @@ pub struct FluidSettings {
     /// blew the 30 × 30 dam break apart. With ρ = 0.95 the 100 × 100 dam break meets the 0.1 %
     /// tolerance in 22.6 iterations per step in steps 11–20 instead of 59.2, 12.7 instead of
     /// 42 after 1 000 steps; the 30 × 30 one in 6.1 instead of 13.6
-    /// ([`density`](crate::fluid::density) module docs). Not applied while the avian coupling
-    /// tracks the boundary push ([`DensityState::track_boundary_push`]): with dynamic bodies
-    /// in the water the solve is plain Jacobi. Not in the reference demo.
+    /// ([`density`](crate::fluid::density) module docs). With dynamic avian bodies in the
+    /// water the push they receive follows the extrapolations
+    /// ([`DensityState::boundary_push`]). Not in the reference demo.
     ///
-    /// [`DensityState::track_boundary_push`]: crate::fluid::density::DensityState::track_boundary_push
+    /// [`DensityState::boundary_push`]: crate::fluid::density::DensityState::boundary_push
     ///
     /// \[Wan15\] Huamin Wang: A Chebyshev Semi-Iterative Approach for Accelerating Projective
     /// and Position-based Dynamics, SIGGRAPH Asia 2015.
@@ -100,6 +100,10 @@ pub struct FluidSettings {
     /// ropes, blobs), 0 ..= [`MAX_SURFACE_TENSION`]. Default 0 (off).
     pub adhesion: f32,
 }
+
+/// The water depth (particle spacings) from which [`FluidSettings::game`] adds the grid
+/// projection ([`GridProjection::min_depth`]).
+pub const GAME_GRID_DEPTH: f32 = 64.0;
 
 /// The largest accepted [`FluidSettings::vorticity_confinement`] (m/s).
 pub const MAX_VORTICITY_CONFINEMENT: f32 = 10.0;
@@ -159,7 +163,9 @@ impl Default for FluidSettings {
 
 impl FluidSettings {
     /// The preset for games: the reference ([`Default`], the PBF demo's) with a 0.3 % density
-    /// tolerance, Chebyshev acceleration (ρ = 0.9) and the rows re-sorted every 100 steps.
+    /// tolerance, Chebyshev acceleration (ρ = 0.9), the rows re-sorted every 100 steps and the
+    /// grid projection where the water is deep ([`GridProjection::min_depth`]
+    /// [`GAME_GRID_DEPTH`] = 64 spacings).
     ///
     /// What it buys, 2 threads: the 100 × 100 dam break after 10 s stands at 1.003 of an
     /// incompressible fluid's median height (the reference: 1.004) in 7.1–7.4 iterations and
@@ -167,21 +173,28 @@ impl FluidSettings {
     /// per step over 3 s (12.5). Looser is not safe: at 1 % (with or without Chebyshev) or at
     /// 0.5 % with ρ = 0.95 the dam break gained energy and still splashed after 3–10 s
     /// (median height 1.08–2.4 times an incompressible fluid's). \[Wan15\] on
-    /// [`chebyshev`](Self::chebyshev). With avian bodies in the water the solve is plain
-    /// Jacobi (see there), which at 0.3 % needs about twice the iterations (14.5 against 7.1
-    /// in the same 100 × 100 measurement).
+    /// [`chebyshev`](Self::chebyshev). With dynamic avian bodies in the water the solve stays
+    /// Chebyshev-accelerated (the bodies' push follows it; before, it fell back to plain
+    /// Jacobi, about twice the iterations).
     ///
     /// Deep water: the iterations grow with the fluid's depth (the 316 × 316 dam break while it
-    /// collapses: ~61 per step, 167 ms), so for pools more than a few dozen particles deep add
-    /// [`grid_projection`](Self::grid_projection) (there: 0.9 iterations, 53 ms). It is not in
-    /// the preset: at 900 particles it costs more than it saves (0.9 against 0.3 ms per step),
-    /// and the 100 × 100 pool it leaves settles slowly (1.024 of the incompressible height
-    /// after 10 s, 1.012 after 20 s). Against LiquidFun, the bench README.
+    /// collapses: ~61 per step, 167 ms), and the grid projection takes them down to about one
+    /// (there: 0.9 iterations, 53 ms). In shallower water it costs more than it saves (the
+    /// 30 × 30 dam break: 0.9 against 0.3 ms per step) and a pool it leaves settles slowly
+    /// (100 × 100: 1.024 of the incompressible height after 10 s), so the preset runs it only
+    /// from 64 spacings deep: while a 100-deep block collapses, not in the pool it settles into
+    /// (33 deep). It is not applied while dynamic avian bodies have samples (module docs of
+    /// [`grid_projection`](crate::fluid::density::grid_projection)). Against LiquidFun, the
+    /// bench README.
     pub fn game() -> Self {
         Self {
             max_density_error_percent: 0.3,
             chebyshev: Some(0.9),
             resort_interval: 100,
+            grid_projection: Some(GridProjection {
+                min_depth: GAME_GRID_DEPTH,
+                ..default()
+            }),
             ..default()
         }
     }

@@ -44,8 +44,11 @@
 //! | 316 × 316, steps 11–20 | 175.7 | 59.1 |
 //!
 //! It divides the count by about three but leaves its growth with depth (316 × 316 against
-//! 100 × 100: 2.6×). Not applied while [`DensityState::track_boundary_push`] is set (the avian
-//! coupling): the push handed to the bodies is the sum of the plain corrections.
+//! 100 × 100: 2.6×). With [`DensityState::track_boundary_push`] set (the avian coupling), the
+//! push handed to the bodies follows each row's extrapolations: a correction moves a row by
+//! a ((w − 1)(x⁽ᵏ⁾ − x⁽ᵏ⁻¹⁾) + w Δx), w the weight it took (1 for a row not extrapolated) and a
+//! the part of the move kept under the step cap, and the push sums the same recurrence over
+//! the boundary term of Δx alone.
 //!
 //! [`FluidSettings::chebyshev`]: crate::fluid::FluidSettings::chebyshev
 //! [`FluidSettings::grid_projection`]: crate::fluid::FluidSettings::grid_projection
@@ -236,6 +239,21 @@ pub fn project_fluid_on_grid(
     let Some(params) = settings.grid_projection else {
         return;
     };
+    if params.min_depth > 0.0 {
+        let grid = &mut scratch.grid;
+        let fluid = &state.x[..state.fluid_count];
+        let spacing = 2.0 * settings.particle_radius;
+        grid.depth =
+            grid_projection::depth::fluid_depth(fluid, spacing, &params, grid.depth_counts());
+        let least = match grid.deep {
+            true => grid_projection::MIN_DEPTH_HYSTERESIS * params.min_depth,
+            false => params.min_depth,
+        };
+        grid.deep = grid.depth >= least;
+        if !grid.deep {
+            return;
+        }
+    }
     if scratch.track_boundary_push {
         warn_once!(
             "bevy_pbd2d: FluidSettings::grid_projection is not applied while the avian \

@@ -41,4 +41,19 @@ pub struct GridProjectionState {
     pub used_densities: bool,
     /// Conjugate-gradient iterations of the last step, drift and velocity solves together.
     pub cg_iterations: u32,
+    /// The fluid's depth in the last step (particle spacings; `depth` module), measured when
+    /// [`GridProjection::min_depth`](super::GridProjection::min_depth) is set, else 0.
+    pub depth: f32,
+    /// Whether the water was deep enough for the projection in the last step
+    /// ([`GridProjection::min_depth`](super::GridProjection::min_depth), with its hysteresis).
+    pub deep: bool,
+    /// Scratch of the depth's cell counts.
+    pub(super) depth_counts: Vec<u16>,
+}
+
+impl GridProjectionState {
+    /// The depth's scratch (`depth` module).
+    pub(crate) fn depth_counts(&mut self) -> &mut Vec<u16> {
+        &mut self.depth_counts
+    }
 }

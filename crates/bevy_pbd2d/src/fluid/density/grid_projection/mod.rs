@@ -39,6 +39,7 @@
 //! pressure, only the walls' condition. The Jacobi iterations then correct what the grid
 //! cannot see, the particles' arrangement within a cell.
 //!
+//! With [`GridProjection::min_depth`] it runs only while the water is that deep (`depth`).
 //! Not applied while [`DensityState::track_boundary_push`] is set, i.e. while the avian
 //! coupling has dynamic bodies with samples anywhere in the world (a warning says so once):
 //! the grid takes walls to be at rest, and the push handed to the bodies is the Jacobi
@@ -61,6 +62,7 @@
 
 pub(crate) mod buffers;
 mod cells;
+pub(crate) mod depth;
 mod multigrid;
 pub(crate) mod params;
 mod poisson;
@@ -79,8 +81,8 @@ use crate::particle::state::SolverState;
 pub use buffers::GridProjectionState;
 use cells::{CellGrid, CellKind};
 pub use params::{
-    CELL_SPACINGS_RANGE, GridProjection, MAX_CELLS_PER_PARTICLE, SURFACE_THRESHOLD_RANGE,
-    TOLERANCE_RANGE,
+    CELL_SPACINGS_RANGE, GridProjection, MAX_CELLS_PER_PARTICLE, MIN_DEPTH_HYSTERESIS,
+    MIN_DEPTH_RANGE, SURFACE_THRESHOLD_RANGE, TOLERANCE_RANGE,
 };
 
 /// Runs the grid projection (module docs) on the fluid rows of `state`: moves x and

@@ -1,0 +1,119 @@
+//! How deep the fluid is, for [`GridProjection::min_depth`]: the grid projection pays only in
+//! deep water.
+//!
+//! The fluid rows are counted in square cells H wide (H = [`GridProjection::cell_spacings`]
+//! spacings 2r) over their bounding box; a cell holding at least half the particles a full
+//! cell holds at rest ((H/2r)² / 2) is full, and the depth is the longest run of full cells
+//! in a column, in spacings. A falling stream or a spray is no deeper than its full cells: a
+//! jet one particle wide fills no cell of two spacings. Bounding boxes of more than
+//! [`MAX_CELLS_PER_PARTICLE`] cells per row (and 65 536 in all) count as shallow: the
+//! projection would skip them anyway.
+
+use bevy::prelude::*;
+
+use super::params::{GridProjection, MAX_CELLS_PER_PARTICLE};
+
+/// The depth (in particle spacings 2r) of the deepest column of full cells of the fluid at
+/// `x`, with particles spaced `spacing` (m) and cells of `params`; 0 for no fluid, for a
+/// position that is not finite or for a bounding box too large for the grid. `counts` is
+/// scratch.
+pub(crate) fn fluid_depth(
+    x: &[Vec2],
+    spacing: f32,
+    params: &GridProjection,
+    counts: &mut Vec<u16>,
+) -> f32 {
+    let (lo, hi, finite) = x.iter().fold(
+        (
+            Vec2::splat(f32::INFINITY),
+            Vec2::splat(f32::NEG_INFINITY),
+            true,
+        ),
+        |(lo, hi, finite), &p| (lo.min(p), hi.max(p), finite && p.is_finite()),
+    );
+    if x.is_empty() || !finite || spacing.is_nan() || spacing <= 0.0 {
+        return 0.0;
+    }
+    let size = params.cell_spacings * spacing;
+    let cells = ((hi - lo) / size).floor();
+    let (columns, rows) = (cells.x as usize + 1, cells.y as usize + 1);
+    let total = columns.saturating_mul(rows);
+    if total > (MAX_CELLS_PER_PARTICLE * x.len()).max(65_536) {
+        return 0.0;
+    }
+    counts.clear();
+    counts.resize(total, 0);
+    for &p in x {
+        let c = ((p - lo) / size).floor();
+        let (i, j) = (
+            (c.x as usize).min(columns - 1),
+            (c.y as usize).min(rows - 1),
+        );
+        let count = &mut counts[j * columns + i];
+        *count = count.saturating_add(1);
+    }
+    let full = (0.5 * params.cell_spacings * params.cell_spacings).max(1.0);
+    let mut deepest = 0;
+    for i in 0..columns {
+        let mut run = 0;
+        for j in 0..rows {
+            run = if f32::from(counts[j * columns + i]) >= full {
+                run + 1
+            } else {
+                0
+            };
+            deepest = deepest.max(run);
+        }
+    }
+    deepest as f32 * params.cell_spacings
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A block `w` × `h` particles on a lattice of `d`, lower-left corner at `at`.
+    fn block(w: usize, h: usize, d: f32, at: Vec2) -> Vec<Vec2> {
+        (0..w * h)
+            .map(|k| at + Vec2::new((k % w) as f32, (k / w) as f32) * d)
+            .collect()
+    }
+
+    #[test]
+    fn a_block_is_as_deep_as_its_full_cells() {
+        let (d, params, mut counts) = (0.05, GridProjection::default(), Vec::new());
+        // 40 rows: 20 full cells of 2 spacings (the lattice fills each cell with 4).
+        let depth = fluid_depth(&block(30, 40, d, Vec2::ZERO), d, &params, &mut counts);
+        assert!((38.0..=40.0).contains(&depth), "{depth}");
+        // Half as deep, twice as wide: half the depth.
+        let depth = fluid_depth(&block(60, 20, d, Vec2::ZERO), d, &params, &mut counts);
+        assert!((18.0..=20.0).contains(&depth), "{depth}");
+    }
+
+    #[test]
+    fn a_stream_or_spray_is_shallow() {
+        let (d, params, mut counts) = (0.05, GridProjection::default(), Vec::new());
+        // A jet one particle wide, its particles 3 spacings apart: no cell of 2 spacings
+        // holds the 2 particles of half a full one.
+        let jet = block(1, 200, 3.0 * d, Vec2::ZERO);
+        assert_eq!(fluid_depth(&jet, d, &params, &mut counts), 0.0);
+        // A pool 10 deep with a tall sparse column above it: the pool's depth.
+        let mut x = block(40, 10, d, Vec2::ZERO);
+        x.extend(block(1, 60, 3.0 * d, Vec2::new(0.5, 1.0)));
+        let depth = fluid_depth(&x, d, &params, &mut counts);
+        assert!((8.0..=10.0).contains(&depth), "{depth}");
+    }
+
+    #[test]
+    fn no_fluid_or_no_finite_box_is_no_depth() {
+        let (d, params, mut counts) = (0.05, GridProjection::default(), Vec::new());
+        assert_eq!(fluid_depth(&[], d, &params, &mut counts), 0.0);
+        let mut x = block(10, 10, d, Vec2::ZERO);
+        x.push(Vec2::new(f32::NAN, 0.0));
+        assert_eq!(fluid_depth(&x, d, &params, &mut counts), 0.0);
+        // A particle flung 1 km away: the box needs more cells than the grid allows.
+        let mut x = block(10, 10, d, Vec2::ZERO);
+        x.push(Vec2::new(1000.0, 1000.0));
+        assert_eq!(fluid_depth(&x, d, &params, &mut counts), 0.0);
+    }
+}
