@@ -93,7 +93,7 @@ fn main() {
         PhysicsDebugPlugin,
         PhysicsPickingPlugin,
     ))
-    .insert_resource(FluidSettings::default())
+    .insert_resource(FluidSettings::game())
     .insert_resource(Gravity(Vec2::new(0.0, -9.81)))
     .insert_resource(avian2d::prelude::Gravity(Vec2::new(0.0, -9.81)))
     .init_resource::<Playground>()

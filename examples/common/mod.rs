@@ -1,13 +1,15 @@
 //! What the demos share, written once: the window and plugins, the pan/zoom camera with zoom
 //! toward the cursor, the egui panel and scene restarts, the optional world inspector (F1,
-//! [`inspector`]), the textures ([`textures`]), and the `PBD2D_EXIT_AFTER_FRAMES` /
-//! `PBD2D_SCREENSHOT` environment variables (`PBD2D_INSPECTOR=1` opens the inspector at start,
+//! [`inspector`]), the textures ([`textures`]), the `PBD2D_EXIT_AFTER_FRAMES` /
+//! `PBD2D_SCREENSHOT` environment variables and a headless run of the scene for timing
+//! (`PBD2D_HEADLESS_STEPS`, [`headless`]). `PBD2D_INSPECTOR=1` opens the inspector at start,
 //! `PBD2D_LOOK=reference` starts with the reference pages' dots and lines instead of the game
-//! look).
+//! look.
 //!
 //! Controls: drag a particle with the left mouse button; drag empty space to pan; the mouse
 //! wheel (or `+` / `-`) zooms toward the cursor; W A S D pan; F1 toggles the world inspector.
 
+mod headless;
 mod inspector;
 mod textures;
 
@@ -60,16 +62,25 @@ struct InitialView {
 /// the exit/screenshot environment variables. The demo adds its scene and panel rows.
 pub fn demo_app(demo: &Demo) -> App {
     let exit = ExitAfter::from_env();
+    let headless = headless::steps_from_env();
     let mut app = App::new();
-    app.insert_resource(ClearColor(Color::srgb_u8(0xEE, 0xEE, 0xEE)))
-        .add_plugins(DefaultPlugins.set(WindowPlugin {
-            primary_window: Some(Window {
-                title: demo.title.into(),
-                resolution: WindowResolution::new(1280, 800),
+    match headless {
+        Some(steps) => {
+            app.add_plugins(headless::default_plugins());
+            headless::add(&mut app, steps, demo.time_step);
+        }
+        None => {
+            app.add_plugins(DefaultPlugins.set(WindowPlugin {
+                primary_window: Some(Window {
+                    title: demo.title.into(),
+                    resolution: WindowResolution::new(1280, 800),
+                    ..default()
+                }),
                 ..default()
-            }),
-            ..default()
-        }))
+            }));
+        }
+    }
+    app.insert_resource(ClearColor(Color::srgb_u8(0xEE, 0xEE, 0xEE)))
         .add_plugins((
             EguiPlugin::default(),
             FrameTimeDiagnosticsPlugin::default(),
