@@ -144,7 +144,6 @@ impl Fluid<'_> {
                 let k = (phase / ITERATION) as usize;
                 let chebyshev = self.chebyshev.get(k).copied().unwrap_or(1.0);
                 let s_corr = s.s_corr.map(|p| p.block_mut(block.clone()));
-                let uniform = s.push.is_some();
                 for (g, (corrected, w)) in groups.enumerate().take(slots.groups()) {
                     let (mut dx, mut dy) = self.correction_group_of::<V>(slots, g, rows);
                     if let Some(s_corr) = s_corr.as_deref() {
@@ -184,12 +183,9 @@ impl Fluid<'_> {
                             };
                             // Only rows whose constraint is active (compressed, λ ≠ 0): an
                             // extrapolated free row would fly off (module docs). The move
-                            // stays within the cap. While the boundary push is tracked, every
-                            // row alike: weights that differ between the rows of a pair would
-                            // change the fluid's momentum, which the bodies must balance.
+                            // stays within the cap.
                             let row = block.start + g * GROUP + l;
-                            let active = uniform || (*rows.add(row)).lambda != 0.0;
-                            if chebyshev != 1.0 && !cut && active {
+                            if chebyshev != 1.0 && !cut && (*rows.add(row)).lambda != 0.0 {
                                 let extrapolated = older + chebyshev * (*next - older);
                                 let moved = extrapolated - current;
                                 *next = current + moved.clamp_length_max(max);
@@ -282,10 +278,11 @@ pub(super) fn solve_on(
         0
     };
     scratch.s_corr.resize(s_corr_rows, Vec2::ZERO);
-    // Chebyshev weights by correction (0-based), when accelerated (module docs).
+    // Chebyshev weights by correction (0-based), when accelerated and the boundary push is
+    // not tracked (module docs of `density`).
     let weights = &mut scratch.chebyshev_weights;
     weights.clear();
-    if let Some(rho) = settings.chebyshev {
+    if let Some(rho) = settings.chebyshev.filter(|_| !scratch.track_boundary_push) {
         weights.extend(chebyshev_weights(rho, settings.max_iterations as usize + 1));
     }
     let kernel = CubicSpline::new(settings.support_radius);

@@ -53,8 +53,7 @@ pub struct DensityState {
     /// momentum change, m the reference mass of
     /// [`FluidSettings`](crate::fluid::FluidSettings). A correction cut to
     /// [`MAX_STEP_RADII`](crate::fluid::density::MAX_STEP_RADII) counts as far as it was
-    /// applied; with [`FluidSettings::chebyshev`](crate::fluid::FluidSettings::chebyshev) the
-    /// sum follows the extrapolations the rows took (the solve's module docs).
+    /// applied.
     pub boundary_push: Vec<Vec2>,
     /// Per fluid row, when tracked: [`boundary_push`](Self::boundary_push) before the last
     /// correction (m; scratch): a Chebyshev step extrapolates from the position before it.
