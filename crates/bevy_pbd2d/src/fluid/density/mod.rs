@@ -45,8 +45,8 @@
 //!
 //! It divides the count by about three but leaves its growth with depth (316 × 316 against
 //! 100 × 100: 2.6×). Not applied while [`DensityState::track_boundary_push`] is set (the avian
-//! coupling). The push the bodies receive can follow the extrapolations (the recurrence of
-//! `AppliedCorrection`), but the fluid's own momentum cannot: with the weights by row
+//! coupling). Tried on 2026-12-07 with the push following each row's extrapolation (exact for
+//! the bodies), the fluid's own momentum was not kept: with the weights by row
 //! (compressed rows only), a jet hitting a free box lost 2.3 % of its momentum, and with one
 //! weight for every row (2026-12-07) the free rows flew off, the playground's pool boiling
 //! into spray. So with dynamic bodies in the water the solve is plain Jacobi.
@@ -240,20 +240,12 @@ pub fn project_fluid_on_grid(
     let Some(params) = settings.grid_projection else {
         return;
     };
-    if params.min_depth > 0.0 {
-        let grid = &mut scratch.grid;
-        let fluid = &state.x[..state.fluid_count];
-        let spacing = 2.0 * settings.particle_radius;
-        grid.depth =
-            grid_projection::depth::fluid_depth(fluid, spacing, &params, grid.depth_counts());
-        let least = match grid.deep {
-            true => grid_projection::MIN_DEPTH_HYSTERESIS * params.min_depth,
-            false => params.min_depth,
-        };
-        grid.deep = grid.depth >= least;
-        if !grid.deep {
-            return;
-        }
+    let fluid = &state.x[..state.fluid_count];
+    if !scratch
+        .grid
+        .deep_enough(fluid, 2.0 * settings.particle_radius, &params)
+    {
+        return;
     }
     if scratch.track_boundary_push {
         warn_once!(

@@ -24,7 +24,7 @@ use wide::f32x8;
 
 use crate::fluid::density::MAX_STEP_RADII;
 use crate::fluid::density::passes::{Fluid, PairLanes, lanes};
-use crate::fluid::density::state::{AppliedCorrection, DensityRow, DensityState};
+use crate::fluid::density::state::{DensityRow, DensityState};
 use crate::fluid::kernel::CubicSpline;
 use crate::fluid::neighbors::{NeighborChunk, chunks_fit};
 use crate::fluid::settings::FluidSettings;
@@ -57,18 +57,11 @@ struct Shared<'s, 'a> {
     rows: &'s PhaseShared<'a, DensityRow>,
     errors: &'s PhaseShared<'a, f64>,
     lists: &'s PhaseShared<'a, NeighborChunk>,
-    /// When the boundary push is tracked: [`DensityState::boundary_push`], its value before
-    /// each row's last correction and how that correction was applied.
-    push: Option<Push<'s, 'a>>,
+    /// [`DensityState::boundary_push`] and the part of each row's last correction that was
+    /// applied (1, or less where it was cut to the longest step), when they are tracked.
+    push: Option<(&'s PhaseShared<'a, Vec2>, &'s PhaseShared<'a, f32>)>,
     /// With s_corr, each row's part of the correction from it (m; [`Fluid::density_block`]).
     s_corr: Option<&'s PhaseShared<'a, Vec2>>,
-}
-
-/// The buffers of the boundary push ([`Shared::push`]).
-struct Push<'s, 'a> {
-    push: &'s PhaseShared<'a, Vec2>,
-    previous: &'s PhaseShared<'a, Vec2>,
-    applied: &'s PhaseShared<'a, AppliedCorrection>,
 }
 
 impl Fluid<'_> {
@@ -93,31 +86,17 @@ impl Fluid<'_> {
             if phase & CORRECTION == 0 {
                 let out = s.rows.block_mut(block.clone());
                 let first = phase & FIRST != 0;
-                if let Some(p) = &s.push {
-                    // The boundary part of the last correction, as far as it was applied and
-                    // as it was extrapolated, since this block's last density pass, before its
-                    // rows are overwritten: b⁽ᵏ⁺¹⁾ = b⁽ᵏ⁾ + a ((w − 1)(b⁽ᵏ⁾ − b⁽ᵏ⁻¹⁾) + w δb),
-                    // the move of x (AppliedCorrection) restricted to its boundary part δb.
+                if let Some((push, applied)) = s.push {
+                    // The boundary part of the last correction, as far as it was applied, since
+                    // this block's last density pass, before its rows are overwritten.
                     let scale = self.over_relaxation * self.inv_rest_density;
-                    let applied = p.applied.block_mut(block.clone());
-                    let previous = p.previous.block_mut(block.clone());
-                    let rows = p.push.block_mut(block.clone()).iter_mut().zip(&*out);
-                    for (((push, row), a), previous) in rows.zip(&*applied).zip(previous) {
-                        let last = core::mem::replace(previous, *push);
+                    let applied = applied.block_mut(block.clone());
+                    let rows = push.block_mut(block.clone()).iter_mut().zip(&*out);
+                    for ((push, row), &part) in rows.zip(&*applied) {
                         *push = match first {
                             true => Vec2::ZERO,
-                            false if a.weight == 1.0 => {
-                                *push + a.part * scale * row.lambda * row.boundary_gradient
-                            }
-                            false => {
-                                let step = scale * row.lambda * row.boundary_gradient;
-                                *push
-                                    + a.part * ((a.weight - 1.0) * (*push - last) + a.weight * step)
-                            }
+                            false => *push + part * scale * row.lambda * row.boundary_gradient,
                         };
-                        if first {
-                            *previous = Vec2::ZERO;
-                        }
                     }
                 }
                 let w = &s.w[block.start..block.start + out.len()];
@@ -138,7 +117,7 @@ impl Fluid<'_> {
                 );
                 let groups = corrected.chunks_mut(GROUP).zip(w.chunks(GROUP));
                 let (omega, max) = (<V as Lanes8>::splat(self.over_relaxation), self.max_step);
-                let mut applied = (s.push.as_ref()).map(|p| p.applied.block_mut(block.clone()));
+                let mut applied = s.push.map(|(_, applied)| applied.block_mut(block.clone()));
                 // Chebyshev: x^(k+1) = w_k (x̂^(k+1) − x^(k−1)) + x^(k−1) for correction k,
                 // where the buffer written still holds x^(k−1) (module docs).
                 let k = (phase / ITERATION) as usize;
@@ -172,10 +151,9 @@ impl Fluid<'_> {
                                 }
                                 None => (step, long & (1 << l) != 0),
                             };
-                            let mut how = AppliedCorrection {
-                                part: if cut { max / step.length() } else { 1.0 },
-                                weight: 1.0,
-                            };
+                            if let Some(part) = part {
+                                *part = if cut { max / step.length() } else { 1.0 };
+                            }
                             *next += if cut {
                                 step.clamp_length_max(max)
                             } else {
@@ -187,16 +165,7 @@ impl Fluid<'_> {
                             let row = block.start + g * GROUP + l;
                             if chebyshev != 1.0 && !cut && (*rows.add(row)).lambda != 0.0 {
                                 let extrapolated = older + chebyshev * (*next - older);
-                                let moved = extrapolated - current;
-                                *next = current + moved.clamp_length_max(max);
-                                let length = moved.length();
-                                how = AppliedCorrection {
-                                    part: if length > max { max / length } else { 1.0 },
-                                    weight: chebyshev,
-                                };
-                            }
-                            if let Some(part) = part {
-                                *part = how;
+                                *next = current + (extrapolated - current).clamp_length_max(max);
                             }
                         }
                     }
@@ -267,11 +236,8 @@ pub(super) fn solve_on(
     let track = scratch.track_boundary_push;
     let tracked = if track { n } else { 0 };
     scratch.boundary_push.resize(tracked, Vec2::ZERO);
-    scratch.push_previous.resize(tracked, Vec2::ZERO);
     scratch.push_applied.clear();
-    scratch
-        .push_applied
-        .resize(tracked, AppliedCorrection::default());
+    scratch.push_applied.resize(tracked, 1.0);
     let s_corr_rows = if settings.artificial_pressure.is_some() {
         n
     } else {
@@ -279,7 +245,7 @@ pub(super) fn solve_on(
     };
     scratch.s_corr.resize(s_corr_rows, Vec2::ZERO);
     // Chebyshev weights by correction (0-based), when accelerated and the boundary push is
-    // not tracked (module docs of `density`).
+    // not tracked (module docs).
     let weights = &mut scratch.chebyshev_weights;
     weights.clear();
     if let Some(rho) = settings.chebyshev.filter(|_| !scratch.track_boundary_push) {
@@ -318,7 +284,6 @@ pub(super) fn solve_on(
     let errors = PhaseShared::new(&mut scratch.block_errors);
     let lists = PhaseShared::new(chunks);
     let push = PhaseShared::new(&mut scratch.boundary_push[..]);
-    let previous = PhaseShared::new(&mut scratch.push_previous[..]);
     let applied = PhaseShared::new(&mut scratch.push_applied[..]);
     let s_corr = PhaseShared::new(&mut scratch.s_corr[..]);
     #[cfg(target_arch = "x86_64")]
@@ -329,11 +294,7 @@ pub(super) fn solve_on(
         rows: &rows,
         errors: &errors,
         lists: &lists,
-        push: track.then_some(Push {
-            push: &push,
-            previous: &previous,
-            applied: &applied,
-        }),
+        push: track.then_some((&push, &applied)),
         s_corr: fluid.artificial_pressure.map(|_| &s_corr),
     };
     let work = |phase, c| {

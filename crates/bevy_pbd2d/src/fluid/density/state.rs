@@ -55,11 +55,9 @@ pub struct DensityState {
     /// [`MAX_STEP_RADII`](crate::fluid::density::MAX_STEP_RADII) counts as far as it was
     /// applied.
     pub boundary_push: Vec<Vec2>,
-    /// Per fluid row, when tracked: [`boundary_push`](Self::boundary_push) before the last
-    /// correction (m; scratch): a Chebyshev step extrapolates from the position before it.
-    pub(crate) push_previous: Vec<Vec2>,
-    /// Per fluid row, when tracked: how its last correction was applied (scratch).
-    pub(crate) push_applied: Vec<AppliedCorrection>,
+    /// Per fluid row, when tracked: the fraction of its last correction that was applied (1,
+    /// or less where it was cut; scratch).
+    pub(crate) push_applied: Vec<f32>,
     /// The Chebyshev weight of each correction of a solve (scratch; empty without
     /// [`FluidSettings::chebyshev`](crate::fluid::FluidSettings::chebyshev)).
     pub(crate) chebyshev_weights: Vec<f32>,
@@ -76,23 +74,3 @@ pub struct DensityState {
 /// `Side` (`DensityState::ring`; opaque).
 #[derive(Debug, Default)]
 pub struct GradientRing(pub(crate) [Vec<Vec<[f32x8; 2]>>; 2]);
-
-/// How a fluid row's last correction was applied, for the boundary push
-/// ([`DensityState::boundary_push`]): its move was
-/// x⁽ᵏ⁺¹⁾ − x⁽ᵏ⁾ = a ((w − 1)(x⁽ᵏ⁾ − x⁽ᵏ⁻¹⁾) + w Δx), with `part` a (1, or less where the
-/// move was cut to [`MAX_STEP_RADII`](crate::fluid::density::MAX_STEP_RADII)) and `weight` w
-/// the Chebyshev weight it was extrapolated with (1 when it was not).
-#[derive(Reflect, Debug, Clone, Copy, PartialEq)]
-pub(crate) struct AppliedCorrection {
-    pub part: f32,
-    pub weight: f32,
-}
-
-impl Default for AppliedCorrection {
-    fn default() -> Self {
-        Self {
-            part: 1.0,
-            weight: 1.0,
-        }
-    }
-}

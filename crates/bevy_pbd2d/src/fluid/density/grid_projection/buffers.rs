@@ -50,10 +50,3 @@ pub struct GridProjectionState {
     /// Scratch of the depth's cell counts.
     pub(super) depth_counts: Vec<u16>,
 }
-
-impl GridProjectionState {
-    /// The depth's scratch (`depth` module).
-    pub(crate) fn depth_counts(&mut self) -> &mut Vec<u16> {
-        &mut self.depth_counts
-    }
-}

@@ -11,7 +11,32 @@
 
 use bevy::prelude::*;
 
-use super::params::{GridProjection, MAX_CELLS_PER_PARTICLE};
+use super::buffers::GridProjectionState;
+use super::params::{GridProjection, MAX_CELLS_PER_PARTICLE, MIN_DEPTH_HYSTERESIS};
+
+impl GridProjectionState {
+    /// Whether the projection runs in this step by [`GridProjection::min_depth`]: measures the
+    /// depth of the fluid at `x` (particles spaced `spacing`, m) into
+    /// [`depth`](Self::depth) and sets [`deep`](Self::deep) against the minimum (or, if it
+    /// was deep, [`MIN_DEPTH_HYSTERESIS`] of it). Always `true` with no minimum (0).
+    pub(crate) fn deep_enough(
+        &mut self,
+        x: &[Vec2],
+        spacing: f32,
+        params: &GridProjection,
+    ) -> bool {
+        if params.min_depth <= 0.0 {
+            return true;
+        }
+        self.depth = fluid_depth(x, spacing, params, &mut self.depth_counts);
+        let least = match self.deep {
+            true => MIN_DEPTH_HYSTERESIS * params.min_depth,
+            false => params.min_depth,
+        };
+        self.deep = self.depth >= least;
+        self.deep
+    }
+}
 
 /// The depth (in particle spacings 2r) of the deepest column of full cells of the fluid at
 /// `x`, with particles spaced `spacing` (m) and cells of `params`; 0 for no fluid, for a

@@ -62,7 +62,7 @@
 
 pub(crate) mod buffers;
 mod cells;
-pub(crate) mod depth;
+mod depth;
 mod multigrid;
 pub(crate) mod params;
 mod poisson;
