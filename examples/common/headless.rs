@@ -19,6 +19,8 @@ use bevy::winit::WinitPlugin;
 use bevy_pbd2d::prelude::*;
 use bevy_pbd2d::stats::PhaseTimes;
 
+use super::number_from_env;
+
 /// Steps at the end of a run that its log line describes.
 const WINDOW: usize = 500;
 
@@ -27,21 +29,17 @@ const WINDOW: usize = 500;
 /// # Panics
 /// When the variable is set to anything but a whole number of steps, at least 1.
 pub fn steps_from_env() -> Option<u32> {
-    let steps = std::env::var("PBD2D_HEADLESS_STEPS").ok()?;
-    match steps.trim().parse::<u32>() {
-        Ok(n) if n >= 1 => Some(n),
-        _ => panic!("PBD2D_HEADLESS_STEPS must be a whole number of steps, >= 1, got {steps:?}"),
-    }
+    number_from_env("PBD2D_HEADLESS_STEPS", "steps", 1)
 }
 
 /// Bevy's default plugins with no window, no winit event loop and no GPU (wgpu without a
 /// backend: nothing is drawn, the render sub-app is not built), updated in a loop.
+///
+/// # Panics
+/// When `PBD2D_THREADS` is set to anything but a whole number of threads, at least 1.
 pub fn default_plugins() -> impl PluginGroup {
-    let threads = std::env::var("PBD2D_THREADS")
-        .ok()
-        .and_then(|t| t.trim().parse::<usize>().ok())
-        .filter(|&t| t >= 1)
-        .unwrap_or_else(available_parallelism);
+    let threads = number_from_env("PBD2D_THREADS", "threads", 1)
+        .map_or_else(available_parallelism, |t| t as usize);
     DefaultPlugins
         .set(WindowPlugin {
             primary_window: None,

@@ -255,11 +255,7 @@ const SCREENSHOT_TIMEOUT_FRAMES: u32 = 600;
 
 impl ExitAfter {
     fn from_env() -> Self {
-        let frames = std::env::var("PBD2D_EXIT_AFTER_FRAMES").ok().map(|s| {
-            s.trim().parse::<u32>().unwrap_or_else(|_| {
-                panic!("PBD2D_EXIT_AFTER_FRAMES must be a whole number of frames, got {s:?}")
-            })
-        });
+        let frames = number_from_env("PBD2D_EXIT_AFTER_FRAMES", "frames", 0);
         let screenshot = std::env::var_os("PBD2D_SCREENSHOT").map(PathBuf::from);
         if let Some(path) = &screenshot {
             if frames.is_none() {
@@ -273,6 +269,20 @@ impl ExitAfter {
             screenshot,
             frame: 0,
         }
+    }
+}
+
+/// The whole number (at least `least`) the environment variable `name` holds, counting
+/// `unit`; `None` when it is not set.
+///
+/// # Panics
+/// When it is set to anything else: a demo run with a mistyped variable stops with this
+/// message instead of running with a default.
+fn number_from_env(name: &str, unit: &str, least: u32) -> Option<u32> {
+    let value = std::env::var(name).ok()?;
+    match value.trim().parse::<u32>() {
+        Ok(n) if n >= least => Some(n),
+        _ => panic!("{name} must be a whole number of {unit}, >= {least}, got {value:?}"),
     }
 }
 

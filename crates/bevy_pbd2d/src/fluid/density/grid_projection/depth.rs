@@ -42,12 +42,7 @@ impl GridProjectionState {
 /// `x`, with particles spaced `spacing` (m) and cells of `params`; 0 for no fluid, for a
 /// position that is not finite or for a bounding box too large for the grid. `counts` is
 /// scratch.
-pub(crate) fn fluid_depth(
-    x: &[Vec2],
-    spacing: f32,
-    params: &GridProjection,
-    counts: &mut Vec<u16>,
-) -> f32 {
+fn fluid_depth(x: &[Vec2], spacing: f32, params: &GridProjection, counts: &mut Vec<u16>) -> f32 {
     let (lo, hi, finite) = x.iter().fold(
         (
             Vec2::splat(f32::INFINITY),
