@@ -311,6 +311,42 @@ fn with_gravity_fluid_placed_on_a_wall_gains_no_more_than_gravity_gives() {
     }
 }
 
+/// In deep water the pool presses some row into a wall in many substeps: such a row, and
+/// the fluid it compresses, settles where it is held and for that substep only. Over 2 s of
+/// a 120 × 120 dam break (Δt = 5 ms, the game preset) rows settle in some steps, no particle is
+/// ever left settling after a step, and none is faster than the front of a dam break of the
+/// block's height, 2√(gH). (Before, those rows went on settling while deep water compressed
+/// them, and the whole pool was solved a second time in every substep.)
+#[test]
+fn rows_a_deep_pool_presses_into_a_wall_settle_alone() {
+    let mut app = app(0.005);
+    let settings = FluidSettings::game();
+    app.insert_resource(settings);
+    let builder = DamBreakBuilder {
+        width: 120,
+        height: 120,
+        ..default()
+    };
+    let dam = spawn(&mut app, |c| builder.spawn(c, &settings).unwrap());
+    let front = 2.0 * (9.81 * 120.0 * 2.0 * R).sqrt();
+    let (mut settled_steps, mut fastest) = (0, 0.0f32);
+    for _ in 0..400 {
+        run_steps(&mut app, 1);
+        settled_steps += usize::from(stats(&app).settling_particles > 0);
+        let mut phases = app.world_mut().query::<&FluidSettling>();
+        let settling = phases.iter(app.world());
+        let settling = settling.filter(|&&s| s == FluidSettling::Settling).count();
+        assert_eq!(settling, 0, "step {}: {settling} settling", steps(&app));
+        let speeds = dam.fluid.iter().map(|&e| velocity(&app, e).length());
+        fastest = speeds.fold(fastest, f32::max);
+    }
+    assert!(
+        settled_steps > 0,
+        "no row settled: the test does not reach its case"
+    );
+    assert!(fastest <= front, "{fastest} m/s, the front's {front} m/s");
+}
+
 /// A block moved by hand into another one (each particle r to the right of and r above one of
 /// the other's, without gravity, Δt = 5 ms) is not a spawn: given [`FluidSettling::Placed`]
 /// with its new position it settles and gains no kinetic energy; without, the density solve

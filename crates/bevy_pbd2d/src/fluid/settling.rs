@@ -11,11 +11,13 @@
 //! for the density error that placement leaves, in two parts, per substep:
 //!
 //! 1. **Stabilisation** ([`stabilise_settling_fluid`], before the density solve): the density
-//!    solve runs once on the settling particles' island (every fluid row connected to one by
-//!    neighbour lists) at the start of the substep, x₀ = x* − Δt v* (with this substep's
+//!    solve runs once on the settling particles' island at the start of the substep, x₀ = x* − Δt v* (with this substep's
 //!    wall pushes), the rest of the fluid held still (w = 0) and so are the rows a wall holds
 //!    (they are where the contacts put them), to the solver's tolerance averaged over the
-//!    island. Its correction d moves x and x* alike: the error placement
+//!    island. A placement's island is every fluid row connected to a settling one by
+//!    neighbour lists; where no placement settles, only rows a wall holds (and the neighbours
+//!    they compress), theirs is the fluid within [`ISLAND_RINGS`] neighbour lists of them,
+//!    solved on the blocks that hold it. Its correction d moves x and x* alike: the error placement
 //!    left is removed without velocity. (The walls' sweep after the solve still covers the
 //!    motion from x₀, so d cannot carry a particle through a wall.) Where d moved island
 //!    rows into a collider (a block on a collider's surface: the solve spreads the bottom
@@ -39,7 +41,12 @@
 //! times the tolerance. (Gravity keeps the rows on a wall compressed; settling them would
 //! lift them every substep. Without gravity a block settles to the tolerance: released at
 //! 10× it, a 5 × 5 block in a corner drifted off at 0.2–0.3 m/s.) It stops when none of
-//! these holds. Densities are taken at the substep's start x₀, where a placement error still
+//! these holds. Rows a wall holds, and the neighbours they compress, settle for that substep
+//! only unless a placement settles with them (they are held again if they need to be): in
+//! deep water the pressure holds some row on a wall in every substep, and as settling rows
+//! they kept the whole pool settling, solved twice per substep (24.8 % of the samples of a
+//! 316 × 316 dam break's collapse; now the settling solve takes 12.1–12.2 ms of its step
+//! against 23.7–26.0, steps 21–220). Densities are taken at the substep's start x₀, where a placement error still
 //! is but the compression the substep's own motion makes is not: measured at the predicted
 //! positions, the compression of an impact (two 10 × 10 blocks spawned at rest spacing,
 //! 2.5 r apart, one at 1 m/s, no gravity) made the struck rows settle, the island grew with
@@ -58,6 +65,15 @@
 //! the reference dam break (the bench's regression run) no particle settles: its bits are
 //! unchanged.
 //!
+//! **Known limit:** a placement's island is solved to the tolerance averaged over all of it,
+//! so in a large block the compression its settling rows pass on to their neighbours stays
+//! and the density solve turns it into velocity. A 34 × 30 block placed at rest spacing in the
+//! dam-break box's corner (its bottom row 1.32 r above the floor's samples, its left column 2r
+//! from the wall's) gains 136 J more than gravity gives in 3 steps at Δt = 5 ms, one particle
+//! at the 8 m/s speed limit; without gravity 414 J. Asking it of each row instead does not
+//! converge in 100 Jacobi iterations across 30 rows (measured 2026-12-07); a solve that
+//! reaches across a block at once (the grid projection's) is the way left.
+//!
 //! **State:** each fluid particle's [`FluidSettling`] (required by
 //! [`FluidParticle`] with the fluid plugin, saved with the world): a world written into
 //! another one settles exactly as the original would have. Teleporting fluid (writing a
@@ -69,7 +85,7 @@ use bevy::prelude::*;
 
 use crate::dynamics::Gravity;
 use crate::fluid::contacts::BoundaryContactState;
-use crate::fluid::density::{DensityState, solve};
+use crate::fluid::density::{DensityState, solve, solve_blocks};
 use crate::fluid::kernel::CubicSpline;
 use crate::fluid::neighbors::{NeighborChunk, NeighborState};
 use crate::fluid::settings::FluidSettings;
@@ -86,6 +102,11 @@ use crate::stats::{PbdStats, Phase};
 /// tolerance: 10 (module docs). At the reference settings and Δt = 5 ms the limit is
 /// 0.1 % + 0.49 % = 0.59 %; at 1/60 s the cap's 1 %; without gravity the tolerance.
 pub const SETTLING_ERROR_FACTOR: f32 = 10.0;
+
+/// How far the islands of rows a wall holds, when no placement settles, reach from them: 3
+/// neighbour lists (hops of at most the support radius h). Beyond, the fluid is held still
+/// while they are solved (module docs).
+pub const ISLAND_RINGS: usize = 3;
 
 /// Where a fluid particle stands in settling (module docs). Required by [`FluidParticle`]
 /// (with [`FluidPlugin`](super::FluidPlugin)); default [`Placed`](Self::Placed).
@@ -123,6 +144,9 @@ pub struct SettlingState {
     island: Vec<u32>,
     saved_x: Vec<Vec2>,
     saved_w: Vec<f32>,
+    /// The blocks of [`CHUNK`] rows that hold the island rows, ascending, when the islands are
+    /// held rows' (scratch; empty: the whole fluid is solved).
+    blocks: Vec<u32>,
     /// Island rows a collider pushed out after the first solve: held in the second.
     pushed: Vec<u32>,
 }
@@ -243,8 +267,11 @@ pub fn stabilise_settling_fluid(
             _ => {}
         }
     }
+    // Held rows that were settling go on settling.
     for &i in &s.island {
-        s.mark[i as usize] = 1;
+        if s.mark[i as usize] == 3 {
+            s.mark[i as usize] = 1;
+        }
     }
     // What gravity alone compresses fluid on a wall by in a substep: g Δt² over the spacing.
     let g = gravity.map_or(0.0, |g| g.0.length());
@@ -255,7 +282,15 @@ pub fn stabilise_settling_fluid(
             s.mark[i] = u8::from(error(i) > limit);
         }
     }
-    // Compressed fluid neighbours of settling rows settle too.
+    // A placement settles (mark 1): the rows a wall holds join it. Without one, the held
+    // rows settle alone, this substep only (they are held again if they need to), in islands
+    // of the fluid within ISLAND_RINGS neighbour lists of them. Compressed fluid neighbours
+    // of either settle too (mark 4), and go on settling; the islands of a placement or of
+    // such a neighbour are all the fluid connected to them.
+    let placement = s.mark.contains(&1);
+    for &i in &s.island {
+        s.mark[i as usize] = 1;
+    }
     s.rows.clear();
     s.rows
         .extend((0..n as u32).filter(|&i| s.mark[i as usize] == 1));
@@ -274,9 +309,12 @@ pub fn stabilise_settling_fluid(
     s.rows.clear();
     s.rows
         .extend((0..n as u32).filter(|&i| s.mark[i as usize] != 0));
+    let local = !placement;
+    if !local {
+        s.settling
+            .extend(s.rows.iter().map(|&i| state.entities[i as usize]));
+    }
     stats.settling_particles = s.rows.len();
-    s.settling
-        .extend(s.rows.iter().map(|&i| state.entities[i as usize]));
     for &e in s.looked.iter().chain(&s.settling) {
         if let Ok((_, mut phase)) = particles.get_mut(e) {
             let now = if s.settling.contains(&e) {
@@ -292,25 +330,37 @@ pub fn stabilise_settling_fluid(
         stats.end_phase(Phase::Solve, started);
         return;
     }
-    // The islands: every fluid row connected to a settling one (mark 2).
+    // The islands (mark 2), and for the held rows' the blocks that hold them.
     s.island.clear();
     for &i in &s.rows {
         s.mark[i as usize] = 2;
         s.island.push(i);
     }
-    let mut next = 0;
-    while let Some(&i) = s.island.get(next) {
-        next += 1;
-        let i = i as usize;
-        let Some(chunk) = chunks.get(i / CHUNK) else {
-            continue;
-        };
-        for &j in chunk.fluid_of(i % CHUNK) {
-            if s.mark[j as usize] != 2 {
-                s.mark[j as usize] = 2;
-                s.island.push(j);
+    let rings = if local { ISLAND_RINGS } else { usize::MAX };
+    let mut ring = 0..s.island.len();
+    for _ in 0..rings {
+        for next in ring.clone() {
+            let i = s.island[next] as usize;
+            let Some(chunk) = chunks.get(i / CHUNK) else {
+                continue;
+            };
+            for &j in chunk.fluid_of(i % CHUNK) {
+                if s.mark[j as usize] != 2 {
+                    s.mark[j as usize] = 2;
+                    s.island.push(j);
+                }
             }
         }
+        ring = ring.end..s.island.len();
+        if ring.start == ring.end {
+            break;
+        }
+    }
+    s.blocks.clear();
+    if local {
+        s.blocks.extend(s.island.iter().map(|&i| i / CHUNK as u32));
+        s.blocks.sort_unstable();
+        s.blocks.dedup();
     }
     stats.fluid_iterations += solve_islands(
         s,
@@ -368,13 +418,18 @@ fn solve_islands(
     island_settings.max_density_error_percent =
         settings.density_tolerance_percent(dt) * s.island.len() as f32 / n as f32;
     let track = core::mem::replace(&mut scratch.track_boundary_push, false);
-    let (iterations, _) = solve(
-        &island_settings,
-        state,
-        &mut neighbors.chunks,
-        scratch,
-        threads.cap(),
-    );
+    let chunks = &mut neighbors.chunks;
+    let (iterations, _) = match s.blocks.is_empty() {
+        true => solve(&island_settings, state, chunks, scratch, threads.cap()),
+        false => solve_blocks(
+            &island_settings,
+            state,
+            chunks,
+            scratch,
+            threads.cap(),
+            &s.blocks,
+        ),
+    };
     scratch.track_boundary_push = track;
     for i in 0..n {
         let x0 = state.substep_start(i, dt);

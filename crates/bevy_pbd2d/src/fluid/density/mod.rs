@@ -206,7 +206,7 @@ use bevy::prelude::*;
 
 pub use state::{DensityRow, DensityState, GradientRing};
 
-pub(crate) use solve::solve;
+pub(crate) use solve::{solve, solve_blocks};
 
 /// Longest position correction of one density iteration, in particle radii r:
 /// |ω Δxᵢ| ≤ 1.5 r.

@@ -197,6 +197,23 @@ pub(crate) fn solve(
     solve_on(settings, state, chunks, scratch, threads, PHASES_FROM)
 }
 
+/// [`solve`] on the blocks `active` only (ids of `chunks`, ascending): the rows of the other
+/// blocks keep their positions and count as rows with w = 0 (λ = 0, no part of the error),
+/// which the caller must make them be (settling's islands,
+/// [`settling`](crate::fluid::settling)). Costs what the active blocks do, in phases on up to
+/// `max_threads` threads (same bits for any count).
+pub(crate) fn solve_blocks(
+    settings: &FluidSettings,
+    state: &mut SolverState,
+    chunks: &mut [NeighborChunk],
+    scratch: &mut DensityState,
+    max_threads: usize,
+    active: &[u32],
+) -> (u32, f32) {
+    let threads = threads_for(active.len() * CHUNK, max_threads);
+    solve_in(settings, state, chunks, scratch, (threads, 1), Some(active))
+}
+
 /// From this many threads up, the solve runs in phases ([`run_phases`]); below, in pipelines
 /// ([`run_pipeline`], at most two threads).
 pub(super) const PHASES_FROM: usize = 3;
@@ -210,6 +227,25 @@ pub(super) fn solve_on(
     scratch: &mut DensityState,
     max_threads: usize,
     phases_from: usize,
+) -> (u32, f32) {
+    solve_in(
+        settings,
+        state,
+        chunks,
+        scratch,
+        (max_threads, phases_from),
+        None,
+    )
+}
+
+/// [`solve_on`], on the blocks `active` only when given ([`solve_blocks`]).
+fn solve_in(
+    settings: &FluidSettings,
+    state: &mut SolverState,
+    chunks: &mut [NeighborChunk],
+    scratch: &mut DensityState,
+    (max_threads, phases_from): (usize, usize),
+    active: Option<&[u32]>,
 ) -> (u32, f32) {
     let n = state.fluid_count;
     if n == 0 {
@@ -225,14 +261,24 @@ pub(super) fn solve_on(
         return (0, 0.0);
     }
     let blocks = chunks.len();
-    let threads = threads_used(blocks, max_threads);
-    let pipelines = threads < phases_from;
+    let active = active.map(|active| {
+        let real = active.iter().take_while(|&&c| (c as usize) < blocks);
+        &active[..real.count()]
+    });
+    let threads = threads_used(active.map_or(blocks, <[u32]>::len), max_threads);
+    let pipelines = active.is_none() && threads < phases_from;
     if pipelines {
         neighbour_spans(chunks, &mut scratch.spans);
     }
     scratch.rows.resize(n, DensityRow::default());
     scratch.block_errors.resize(blocks, 0.0);
     scratch.positions.resize(n, Vec2::ZERO);
+    if active.is_some() {
+        // The other blocks' rows are read, never written: still, no λ, no error.
+        scratch.rows.fill(DensityRow::default());
+        scratch.block_errors.fill(0.0);
+        scratch.positions.copy_from_slice(&state.x[..n]);
+    }
     let track = scratch.track_boundary_push;
     let tracked = if track { n } else { 0 };
     scratch.boundary_push.resize(tracked, Vec2::ZERO);
@@ -297,7 +343,8 @@ pub(super) fn solve_on(
         push: track.then_some((&push, &applied)),
         s_corr: fluid.artificial_pressure.map(|_| &s_corr),
     };
-    let work = |phase, c| {
+    let work = |phase, c: usize| {
+        let c = active.map_or(c, |active| active[c] as usize);
         #[cfg(target_arch = "x86_64")]
         if avx2 {
             // SAFETY: the CPU has AVX2.
@@ -356,6 +403,7 @@ pub(super) fn solve_on(
             },
         );
     } else {
+        let blocks = active.map_or(blocks, <[u32]>::len);
         run_phases(blocks, threads, DENSITY | FIRST, work, |phase| {
             if phase & CORRECTION != 0 {
                 iterations += 1;
