@@ -85,8 +85,9 @@ fn the_exchange_conserves_momentum_with_our_step_after_avians() {
     jet_momentum(app, None);
 }
 
-/// The same with the game preset (0.3 % tolerance; with a dynamic body in the water its solve
-/// is plain Jacobi, not Chebyshev-accelerated).
+/// The same with the game preset (0.3 % tolerance, Chebyshev-accelerated: the multipliers are
+/// extrapolated, so every pair's correction stays equal and opposite and the box gets the push
+/// the fluid took).
 #[test]
 fn a_jet_hitting_a_body_conserves_the_total_momentum_with_the_game_preset() {
     let mut app = app(Vec2::ZERO);

@@ -62,12 +62,11 @@ pub struct FluidSettings {
     /// blew the 30 × 30 dam break apart. With ρ = 0.95 the 100 × 100 dam break meets the 0.1 %
     /// tolerance in 22.6 iterations per step in steps 11–20 instead of 59.2, 12.7 instead of
     /// 42 after 1 000 steps; the 30 × 30 one in 6.1 instead of 13.6
-    /// ([`density`](crate::fluid::density) module docs). Not applied while the avian coupling
-    /// tracks the boundary push ([`DensityState::track_boundary_push`]): with dynamic bodies
-    /// in the water the solve is plain Jacobi (why: the `density` module docs). Not in the
-    /// reference demo.
-    ///
-    /// [`DensityState::track_boundary_push`]: crate::fluid::density::DensityState::track_boundary_push
+    /// (figures of 2026-12-01, when the positions were extrapolated; the
+    /// [`density`](crate::fluid::density) module docs). The multipliers are extrapolated, so
+    /// the fluid keeps its momentum and dynamic avian bodies in the water get the push the
+    /// fluid took: the 100 × 100 dam break with 20 boxes needs 15.2 iterations per step at
+    /// 0.3 % with ρ = 0.9 against 26.8 plain. Not in the reference demo.
     ///
     /// \[Wan15\] Huamin Wang: A Chebyshev Semi-Iterative Approach for Accelerating Projective
     /// and Position-based Dynamics, SIGGRAPH Asia 2015.
@@ -174,9 +173,7 @@ impl FluidSettings {
     /// per step over 3 s (12.5). Looser is not safe: at 1 % (with or without Chebyshev) or at
     /// 0.5 % with ρ = 0.95 the dam break gained energy and still splashed after 3–10 s
     /// (median height 1.08–2.4 times an incompressible fluid's). \[Wan15\] on
-    /// [`chebyshev`](Self::chebyshev). With dynamic avian bodies in the water the solve is
-    /// plain Jacobi (see there), which at 0.3 % needs about twice the iterations (14.5 against
-    /// 7.1 in the same 100 × 100 measurement).
+    /// [`chebyshev`](Self::chebyshev), also with dynamic avian bodies in the water (see there).
     ///
     /// Deep water: the iterations grow with the fluid's depth (the 316 × 316 dam break while it
     /// collapses: ~61 per step, 167 ms), and the grid projection takes them down to about one

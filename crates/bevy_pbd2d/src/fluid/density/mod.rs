@@ -27,29 +27,38 @@
 //!
 //! ## Chebyshev acceleration ([`FluidSettings::chebyshev`])
 //!
-//! With `Some(ρ)`, correction k ≥ 1 is extrapolated from the positions two iterations back,
-//! x⁽ᵏ⁺¹⁾ = w_k (x̂⁽ᵏ⁺¹⁾ − x⁽ᵏ⁻¹⁾) + x⁽ᵏ⁻¹⁾ with x̂⁽ᵏ⁺¹⁾ = x⁽ᵏ⁾ + ωΔx⁽ᵏ⁾ and Chebyshev's
-//! weights for spectral radius ρ (\[Wan15\]). The position buffer a correction writes still
-//! holds x⁽ᵏ⁻¹⁾, so it costs no memory and reads nothing another block writes: the schedules
-//! keep their bits. Only rows whose constraint is active (compressed, λ ≠ 0) are
-//! extrapolated: extrapolating every row, the seed scene's splash gained energy (30 × 30 dam
-//! break, ρ = 0.95: average density 692 kg/m² after 420 steps against 983). Figures (0.1 %,
-//! iterations per step, ρ = 0.95 against plain Jacobi):
+//! With `Some(ρ)`, the multipliers are extrapolated, not the positions: the density pass of
+//! iteration k stores in each row μᵢ⁽ᵏ⁾ = w_k λᵢ⁽ᵏ⁾ + (w_k − 1) μᵢ⁽ᵏ⁻¹⁾ in place of λᵢ⁽ᵏ⁾, with
+//! Chebyshev's weights w_k for spectral radius ρ (\[Wan15\] eq. 11), and the correction
+//! applies Δx from the μ as it would from the λ. For a fixed gradient the correction is linear
+//! in the multipliers, so this is \[Wan15\]'s x⁽ᵏ⁺¹⁾ = w_k (x⁽ᵏ⁾ + Δx⁽ᵏ⁾ − x⁽ᵏ⁻¹⁾) + x⁽ᵏ⁻¹⁾
+//! written for the multipliers; unlike it, every pair's correction stays equal and opposite
+//! whatever each row's weight, so the fluid keeps its momentum, and the push the boundary term
+//! gives a body ([`DensityState::boundary_push`]) is the one the fluid took. A row
+//! whose constraint is inactive (λ = 0, not compressed) is not extrapolated and holds μ = 0;
+//! a row that turns active starts again from w = 1 (μ = λ): without that restart the settled
+//! 100 × 100 pool sprayed (highest particle 3.04 m against 2.62, up to 42 iterations in a
+//! step against 9). It costs no memory: the row's μ⁽ᵏ⁻¹⁾ is the λ it holds.
 //!
-//! | dam break | plain | Chebyshev |
+//! Until 2026-12-07 the positions of the compressed rows were extrapolated
+//! (x⁽ᵏ⁺¹⁾ = w_k (x̂⁽ᵏ⁺¹⁾ − x⁽ᵏ⁻¹⁾) + x⁽ᵏ⁻¹⁾ where λ ≠ 0), which broke that symmetry between a
+//! compressed row and a free neighbour: two blocks colliding in free space lost 7.6 % of
+//! their momentum (0.11 % now, plain Jacobi 0.04 %; `tests/fluid.rs`), a jet hitting a free
+//! avian box 2.3 %, so with dynamic bodies in the water the solve was plain Jacobi. The loss
+//! also damped the splash: at step 420 of the 30 × 30 dam break (0.3 %) its highest particle
+//! was at 1.04 m, against 2.25 m now and 2.07 m with plain Jacobi. Iterations per step, game
+//! preset (0.3 %, ρ = 0.9), positions extrapolated → multipliers, plain Jacobi in brackets:
+//!
+//! | dam break | positions | multipliers |
 //! |---|---|---|
-//! | 30 × 30, 420 steps | 13.6 | 6.1 |
-//! | 100 × 100, steps 11–20 | 59.2 | 22.6 |
-//! | 100 × 100, steps 1 001–1 010 | 42.0 | 12.7 |
-//! | 316 × 316, steps 11–20 | 175.7 | 59.1 |
+//! | 30 × 30, steps 21–420 | 3.08 | 3.08 (5.27) |
+//! | 30 × 30, steps 4 021–4 420 | 2.33 | 2.33 |
+//! | 100 × 100, steps 4 021–4 120 | 6.66 | 7.93 |
+//! | 100 × 100 with 20 avian boxes, steps 21–120 | (26.8, plain) | 15.2 |
 //!
-//! It divides the count by about three but leaves its growth with depth (316 × 316 against
-//! 100 × 100: 2.6×). Not applied while [`DensityState::track_boundary_push`] is set (the avian
-//! coupling). Tried on 2026-12-07 with the push following each row's extrapolation (exact for
-//! the bodies), the fluid's own momentum was not kept: with the weights by row
-//! (compressed rows only), a jet hitting a free box lost 2.3 % of its momentum, and with one
-//! weight for every row (2026-12-07) the free rows flew off, the playground's pool boiling
-//! into spray. So with dynamic bodies in the water the solve is plain Jacobi.
+//! It divides the count by two to three but leaves its growth with depth (figures of
+//! 2026-12-01, positions extrapolated, 0.1 %: 22.6 iterations per step in the 100 × 100 dam
+//! break's steps 11–20, 59.1 in the 316 × 316 one's).
 //!
 //! [`FluidSettings::chebyshev`]: crate::fluid::FluidSettings::chebyshev
 //! [`FluidSettings::grid_projection`]: crate::fluid::FluidSettings::grid_projection

@@ -214,7 +214,9 @@ impl Fluid<'_> {
     /// Σ max(ρᵢ − ρ0, 0) (kg/m²). The first pass of a solve (`first`) builds the chunk's
     /// slots from its lists. A row with w = 0 (`w`: the block's inverse masses) is not corrected
     /// and is treated like a boundary sample: λ = 0 (it asks its neighbours for no room of its
-    /// own; they keep theirs from its density) and no part of the error.
+    /// own; they keep theirs from its density) and no part of the error. With a Chebyshev
+    /// weight `chebyshev` ≠ 1 (w_k of the correction that follows), each row stores its
+    /// extrapolated multiplier μ in place of λ (module docs; `out` holds the last pass's μ).
     ///
     /// # Safety
     /// [`NeighborChunk::indices_within`] holds for `chunk`, `block`, `x.len()` fluid rows and
@@ -228,6 +230,7 @@ impl Fluid<'_> {
         block: core::ops::Range<usize>,
         out: &mut [DensityRow],
         (w, first, mut s_corr): (&[f32], bool, Option<&mut [Vec2]>),
+        chebyshev: f32,
     ) -> f64 {
         if first {
             chunk.build_slots(block.start);
@@ -280,7 +283,13 @@ impl Fluid<'_> {
             // copied out stalls store forwarding on x86).
             for (l, row) in out.iter_mut().enumerate() {
                 row.density = density[l];
-                row.lambda = lambda[l];
+                // Chebyshev on the multipliers (module docs): μᵢ⁽ᵏ⁾ = w_k λᵢ⁽ᵏ⁾ + (w_k − 1) μᵢ⁽ᵏ⁻¹⁾,
+                // μᵢ⁽ᵏ⁻¹⁾ being what the row held; a row with λ = 0 (free) is not extrapolated,
+                // and one that held μ = 0 (inactive) starts again from w = 1.
+                row.lambda = match lambda[l] {
+                    lambda if chebyshev == 1.0 || lambda == 0.0 || row.lambda == 0.0 => lambda,
+                    lambda => chebyshev * lambda + (chebyshev - 1.0) * row.lambda,
+                };
                 row.boundary_gradient = Vec2::new(bx[l], by[l]);
                 error += excess[l] as f64;
             }

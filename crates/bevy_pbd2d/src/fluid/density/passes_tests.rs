@@ -57,7 +57,7 @@ fn both_passes(
             // they were built from them just above).
             let w = vec![1.0; out.len()];
             let error =
-                unsafe { fluid.density_block::<V>(x, chunk, block, out, (&w, !wide, None)) };
+                unsafe { fluid.density_block::<V>(x, chunk, block, out, (&w, !wide, None), 1.0) };
             let excess = out
                 .iter()
                 .map(|r| (r.density - fluid.rest_density).max(0.0));

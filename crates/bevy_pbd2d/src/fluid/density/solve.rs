@@ -101,7 +101,11 @@ impl Fluid<'_> {
                 }
                 let w = &s.w[block.start..block.start + out.len()];
                 let s_corr = s.s_corr.map(|p| p.block_mut(block.clone()));
-                let block_error = self.density_block::<V>(x, chunk, block, out, (w, first, s_corr));
+                // Chebyshev's weight of the correction that follows (module docs).
+                let k = (phase / ITERATION) as usize;
+                let chebyshev = self.chebyshev.get(k).copied().unwrap_or(1.0);
+                let block_error =
+                    self.density_block::<V>(x, chunk, block, out, (w, first, s_corr), chebyshev);
                 s.errors.block_mut(c..c + 1)[0] = block_error;
             } else {
                 let rows = s.rows.as_ptr();
@@ -118,10 +122,6 @@ impl Fluid<'_> {
                 let groups = corrected.chunks_mut(GROUP).zip(w.chunks(GROUP));
                 let (omega, max) = (<V as Lanes8>::splat(self.over_relaxation), self.max_step);
                 let mut applied = s.push.map(|(_, applied)| applied.block_mut(block.clone()));
-                // Chebyshev: x^(k+1) = w_k (x̂^(k+1) − x^(k−1)) + x^(k−1) for correction k,
-                // where the buffer written still holds x^(k−1) (module docs).
-                let k = (phase / ITERATION) as usize;
-                let chebyshev = self.chebyshev.get(k).copied().unwrap_or(1.0);
                 let s_corr = s.s_corr.map(|p| p.block_mut(block.clone()));
                 for (g, (corrected, w)) in groups.enumerate().take(slots.groups()) {
                     let (mut dx, mut dy) = self.correction_group_of::<V>(slots, g, rows);
@@ -136,7 +136,6 @@ impl Fluid<'_> {
                     let long = (sx * sx + sy * sy).gt_bits(<V as Lanes8>::splat(max * max));
                     let (sx, sy) = (sx.to_f32x8().to_array(), sy.to_f32x8().to_array());
                     for (l, (next, &wi)) in corrected.iter_mut().zip(w).enumerate() {
-                        let older = *next;
                         let current = x[block.start + g * GROUP + l];
                         *next = current;
                         let part = applied.as_deref_mut().map(|a| &mut a[g * GROUP + l]);
@@ -159,14 +158,6 @@ impl Fluid<'_> {
                             } else {
                                 step
                             };
-                            // Only rows whose constraint is active (compressed, λ ≠ 0): an
-                            // extrapolated free row would fly off (module docs). The move
-                            // stays within the cap.
-                            let row = block.start + g * GROUP + l;
-                            if chebyshev != 1.0 && !cut && (*rows.add(row)).lambda != 0.0 {
-                                let extrapolated = older + chebyshev * (*next - older);
-                                *next = current + (extrapolated - current).clamp_length_max(max);
-                            }
                         }
                     }
                 }
@@ -290,11 +281,10 @@ fn solve_in(
         0
     };
     scratch.s_corr.resize(s_corr_rows, Vec2::ZERO);
-    // Chebyshev weights by correction (0-based), when accelerated and the boundary push is
-    // not tracked (module docs).
+    // Chebyshev weights by correction (0-based), when accelerated (module docs).
     let weights = &mut scratch.chebyshev_weights;
     weights.clear();
-    if let Some(rho) = settings.chebyshev.filter(|_| !scratch.track_boundary_push) {
+    if let Some(rho) = settings.chebyshev {
         weights.extend(chebyshev_weights(rho, settings.max_iterations as usize + 1));
     }
     let kernel = CubicSpline::new(settings.support_radius);

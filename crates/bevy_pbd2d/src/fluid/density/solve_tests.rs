@@ -335,7 +335,7 @@ fn the_pipelines_have_the_bits_of_the_phases() {
         over_relaxation: 1.6,
         ..default
     };
-    // Chebyshev reads the positions two iterations back from the buffer it writes.
+    // Chebyshev extrapolates each row's multiplier from the one its row held.
     let chebyshev = FluidSettings {
         chebyshev: Some(0.95),
         ..default
