@@ -309,8 +309,7 @@ pub fn stabilise_settling_fluid(
     s.rows.clear();
     s.rows
         .extend((0..n as u32).filter(|&i| s.mark[i as usize] != 0));
-    let local = !placement;
-    if !local {
+    if placement {
         s.settling
             .extend(s.rows.iter().map(|&i| state.entities[i as usize]));
     }
@@ -336,7 +335,7 @@ pub fn stabilise_settling_fluid(
         s.mark[i as usize] = 2;
         s.island.push(i);
     }
-    let rings = if local { ISLAND_RINGS } else { usize::MAX };
+    let rings = if placement { usize::MAX } else { ISLAND_RINGS };
     let mut ring = 0..s.island.len();
     for _ in 0..rings {
         for next in ring.clone() {
@@ -357,7 +356,7 @@ pub fn stabilise_settling_fluid(
         }
     }
     s.blocks.clear();
-    if local {
+    if !placement {
         s.blocks.extend(s.island.iter().map(|&i| i / CHUNK as u32));
         s.blocks.sort_unstable();
         s.blocks.dedup();
