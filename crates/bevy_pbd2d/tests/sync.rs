@@ -258,3 +258,63 @@ fn a_particle_spawned_between_steps_starts_from_its_components() {
     assert_eq!((position(&app, new), velocity(&app, new)), euler(x, v));
     assert_eq!((position(&app, old), velocity(&app, old)), euler(xo, vo));
 }
+
+/// Boundary samples that only move keep their rows: their positions are written in place and
+/// Ψ recomputed, the same bits as a rebuild. A row of samples 2r apart (h = 4r) where one
+/// moves 1 m away: it is alone, Ψ = ρ0 / W(0), and its former neighbours, now ends of rows,
+/// have Ψ = ρ0 / (1.25 σ) (σ = 40 / (7π h²): W(0) = σ, W(h/2) = σ/4).
+#[test]
+fn samples_that_only_move_keep_their_rows_and_get_their_psi() {
+    let mut app = app(DT);
+    let samples = spawn(&mut app, |c| {
+        (0..21)
+            .map(|k| {
+                let at = Vec2::new(0.05 * k as f32, 0.0);
+                c.spawn((BoundaryParticle, Position(at))).id()
+            })
+            .collect::<Vec<_>>()
+    });
+    spawn(&mut app, |c| {
+        c.spawn((FluidParticle, Position(Vec2::new(0.5, 2.0))));
+    });
+    run_steps(&mut app, 1);
+    let moved = samples[10];
+    app.world_mut().get_mut::<Position>(moved).unwrap().0 = Vec2::new(0.5, 1.0);
+    run_steps(&mut app, 1);
+    let arrays = |app: &App| {
+        let s = solver(app);
+        let bits = |v: &[Vec2]| v.iter().map(|p| p.to_array().map(f32::to_bits)).collect();
+        let psi: Vec<u32> = s.boundary_psi.iter().map(|p| p.to_bits()).collect();
+        (s.boundary_entities.clone(), bits(&s.boundary_x), psi) as (_, Vec<_>, _)
+    };
+    let moved_only = arrays(&app);
+    let psi = |app: &App, e: Entity| app.world().get::<PseudoMass>(e).unwrap().0;
+    let settings = *app.world().resource::<FluidSettings>();
+    let (h, rho0) = (settings.support_radius, settings.rest_density);
+    let sigma = 40.0 / (7.0 * core::f32::consts::PI * h * h);
+    let close = |got: f32, want: f32| (got - want).abs() <= 1e-4 * want;
+    assert!(
+        close(psi(&app, moved), rho0 / sigma),
+        "{}",
+        psi(&app, moved)
+    );
+    for end in [samples[9], samples[11]] {
+        let got = psi(&app, end);
+        assert!(close(got, rho0 / (1.25 * sigma)), "{got}");
+    }
+    // Every component holds its row's Ψ.
+    let s = solver(&app);
+    for (k, &e) in s.boundary_entities.iter().enumerate() {
+        assert_eq!(
+            psi(&app, e).to_bits(),
+            s.boundary_psi[k].to_bits(),
+            "row {k}"
+        );
+    }
+    // A rebuild of the rows (the settings changed) gives the same bits.
+    app.world_mut()
+        .resource_mut::<FluidSettings>()
+        .set_changed();
+    run_steps(&mut app, 1);
+    assert_eq!(arrays(&app), moved_only);
+}

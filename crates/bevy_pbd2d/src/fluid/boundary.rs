@@ -55,13 +55,16 @@ type SampleRow = (
 );
 
 /// [`PbdStepSystems::Prepare`](crate::PbdStepSystems::Prepare): rebuilds the boundary arrays, grid and
-/// Ψ when needed, and writes Ψ to [`PseudoMass`].
+/// Ψ when needed, and writes Ψ to [`PseudoMass`]. When samples only moved (none added,
+/// removed or changed in kind, the settings the same: e.g. the samples of moving bodies'
+/// colliders), their rows keep their order and only the moved ones' positions are written, and
+/// Ψ only where it changed: the same arrays as a rebuild.
 pub fn update_boundary(
     settings: Res<FluidSettings>,
     mut state: ResMut<SolverState>,
     mut neighbors: ResMut<NeighborState>,
     mut stats: ResMut<PbdStats>,
-    moved: Query<(), (With<BoundaryParticle>, Changed<Position>)>,
+    moved: Query<Entity, (With<BoundaryParticle>, Changed<Position>)>,
     mut samples: Query<SampleRow, With<BoundaryParticle>>,
 ) {
     if !(state.boundary_dirty || settings.is_changed() || !moved.is_empty()) {
@@ -69,8 +72,64 @@ pub fn update_boundary(
     }
     let started = stats.begin_phase();
     let state = &mut *state;
-    state.boundary_dirty = false;
     state.boundary_generation += 1;
+    let moved_only = !state.boundary_dirty
+        && !settings.is_changed()
+        && move_samples(state, moved.iter(), &samples);
+    if !moved_only {
+        state.boundary_dirty = false;
+        rebuild_rows(state, &mut samples);
+    }
+    let h = settings.support_radius;
+    neighbors.boundary_grid.build(&state.boundary_x, h);
+    if state.boundary_contact_count < state.boundary_x.len() {
+        let discs = &state.boundary_x[..state.boundary_contact_count];
+        neighbors.contact_grid.build(discs, h);
+    }
+    let kernel = CubicSpline::new(h);
+    let psi = pseudo_masses(
+        &state.boundary_x,
+        &neighbors.boundary_grid,
+        &kernel,
+        settings.rest_density,
+    );
+    let before = core::mem::replace(&mut state.boundary_psi, psi);
+    for (k, &entity) in state.boundary_entities.iter().enumerate() {
+        let psi = state.boundary_psi[k];
+        // Only the changed ones, where the rows are kept.
+        if moved_only && before.get(k).is_some_and(|b| b.to_bits() == psi.to_bits()) {
+            continue;
+        }
+        if let Ok((_, _, mut pseudo_mass, _, _)) = samples.get_mut(entity) {
+            pseudo_mass.0 = psi;
+        }
+    }
+    stats.end_phase(Phase::Sync, started);
+}
+
+/// Writes the positions of the `moved` samples to their rows; `false` (some rows may have
+/// been written) if one is not in the row its [`BoundaryIndex`] names, so that the rows must
+/// be rebuilt.
+fn move_samples(
+    state: &mut SolverState,
+    moved: impl Iterator<Item = Entity>,
+    samples: &Query<SampleRow, With<BoundaryParticle>>,
+) -> bool {
+    for entity in moved {
+        let Ok((_, position, _, index, _)) = samples.get(entity) else {
+            return false;
+        };
+        let k = index.0 as usize;
+        if state.boundary_entities.get(k) != Some(&entity) {
+            return false;
+        }
+        state.boundary_x[k] = position.0;
+    }
+    true
+}
+
+/// Rebuilds the boundary rows from the samples, in their previous order.
+fn rebuild_rows(state: &mut SolverState, samples: &mut Query<SampleRow, With<BoundaryParticle>>) {
     // In their previous order, new ones last (see `particle::order`), those with contact discs
     // first: the fluid's sums visit boundary samples in this order.
     let order = in_previous_order(
@@ -91,25 +150,6 @@ pub fn update_boundary(
         }
     }
     state.boundary_contact_count = contact.len().min(state.boundary_x.len());
-    let h = settings.support_radius;
-    neighbors.boundary_grid.build(&state.boundary_x, h);
-    if state.boundary_contact_count < state.boundary_x.len() {
-        let discs = &state.boundary_x[..state.boundary_contact_count];
-        neighbors.contact_grid.build(discs, h);
-    }
-    let kernel = CubicSpline::new(h);
-    state.boundary_psi = pseudo_masses(
-        &state.boundary_x,
-        &neighbors.boundary_grid,
-        &kernel,
-        settings.rest_density,
-    );
-    for (k, &entity) in state.boundary_entities.iter().enumerate() {
-        if let Ok((_, _, mut psi, _, _)) = samples.get_mut(entity) {
-            psi.0 = state.boundary_psi[k];
-        }
-    }
-    stats.end_phase(Phase::Sync, started);
 }
 
 #[cfg(test)]

@@ -43,7 +43,15 @@
 //! Not applied while [`DensityState::track_boundary_push`] is set, i.e. while the avian
 //! coupling has dynamic bodies with samples anywhere in the world (a warning says so once):
 //! the grid takes walls to be at rest, and the push handed to the bodies is the Jacobi
-//! corrections'. Moving kinematic walls are taken to be at rest too. Skipped for a step (with a
+//! corrections'. Three couplings were tried on 2026-12-07 and not kept (bench README,
+//! *Bodies and the grid*): the pressure of the fluid cells beside a body's cells as its push
+//! (ρ0 H p per face, \[BBB07\]'s pressure integral without its fractional faces), with or
+//! without the fluid's momentum change handed over exactly, floated boxes of 0.25–0.75 ρ0 in
+//! water 72 particles deep 9–32 % of their height too high, still bobbing at 1.0–1.5 m/s
+//! after 6 s; leaving the bodies' samples out of the grid (their cells fluid or air) floated a
+//! box of 0.25 ρ0 63 % under instead of 25 %. A body needs to be in the pressure solve itself
+//! (its velocity an unknown, as in \[BBB07\]). Moving kinematic walls are taken to be at rest
+//! too. Skipped for a step (with a
 //! warning, once) if the fluid's bounding box would need more than [`MAX_CELLS_PER_PARTICLE`]
 //! cells per fluid particle and more than 65 536 in all (spray flung far away), or if a
 //! position is not finite. [`PbdStats::grid_skipped`] counts the substeps skipped either way.
@@ -55,6 +63,8 @@
 //! \[KLTB21\] Kugelstadt, Longva, Thuerey, Bender: Implicit Density Projection for Volume
 //! Conserving Liquids, IEEE TVCG 27(4), 2021.
 //! \[ZB05\] Zhu, Bridson: Animating Sand as a Fluid, SIGGRAPH 2005.
+//! \[BBB07\] Batty, Bertails, Bridson: A Fast Variational Framework for Accurate Solid-Fluid
+//! Coupling, SIGGRAPH 2007.
 //!
 //! [`FluidSettings::grid_projection`]: crate::fluid::FluidSettings::grid_projection
 //! [`DensityState::track_boundary_push`]: crate::fluid::density::DensityState::track_boundary_push
