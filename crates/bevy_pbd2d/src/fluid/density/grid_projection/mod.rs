@@ -44,14 +44,14 @@
 //! coupling has dynamic bodies with samples anywhere in the world (a warning says so once):
 //! the grid takes walls to be at rest, and the push handed to the bodies is the Jacobi
 //! corrections'. Three couplings were tried on 2026-12-07 and not kept (bench README,
-//! *Bodies and the grid*): the pressure of the fluid cells beside a body's cells as its push
-//! (ρ0 H p per face, \[BBB07\]'s pressure integral without its fractional faces), with or
-//! without the fluid's momentum change handed over exactly, floated boxes of 0.25–0.75 ρ0 in
-//! water 72 particles deep 9–32 % of their height too high, still bobbing at 1.0–1.5 m/s
-//! after 6 s; leaving the bodies' samples out of the grid (their cells fluid or air) floated a
-//! box of 0.25 ρ0 63 % under instead of 25 %. A body needs to be in the pressure solve itself
-//! (its velocity an unknown, as in \[BBB07\]). Moving kinematic walls are taken to be at rest
-//! too. Skipped for a step (with a
+//! *Bodies and the grid*). The pressure of the fluid cells beside a body's cells as its push
+//! (ρ0 H p per face, \[BBB07\]'s pressure integral without its fractional faces), with the
+//! fluid's momentum change in the step handed to the walls exactly, floated boxes of
+//! 0.25–0.75 ρ0 in water 72 particles deep 18–32 % of their height too high, still moving at
+//! 1.0–1.5 m/s 4–6 s after they were dropped. Leaving the bodies' samples out of the grid
+//! (their cells fluid or air) floated a box of 0.25 ρ0 63 % under instead of 25 %. A body
+//! needs to be in the pressure solve itself (its velocity an unknown, as in \[BBB07\]).
+//! Moving kinematic walls are taken to be at rest too. Skipped for a step (with a
 //! warning, once) if the fluid's bounding box would need more than [`MAX_CELLS_PER_PARTICLE`]
 //! cells per fluid particle and more than 65 536 in all (spray flung far away), or if a
 //! position is not finite. [`PbdStats::grid_skipped`] counts the substeps skipped either way.
