@@ -5,6 +5,7 @@
 mod common;
 
 use bevy::prelude::*;
+use bevy_pbd2d::fluid::{BoundaryDensityOnly, BoundaryIndex};
 use bevy_pbd2d::particle::SolverState;
 use bevy_pbd2d::prelude::*;
 use common::*;
@@ -260,9 +261,11 @@ fn a_particle_spawned_between_steps_starts_from_its_components() {
 }
 
 /// Boundary samples that only move keep their rows: their positions are written in place and
-/// Ψ recomputed, the same bits as a rebuild. A row of samples 2r apart (h = 4r) where one
-/// moves 1 m away: it is alone, Ψ = ρ0 / W(0), and its former neighbours, now ends of rows,
-/// have Ψ = ρ0 / (1.25 σ) (σ = 40 / (7π h²): W(0) = σ, W(h/2) = σ/4).
+/// Ψ recomputed, the same bits as a rebuild. A row of samples 2r apart (h = 4r; the last five
+/// without contact discs) where one moves 1 m away: it is alone, Ψ = ρ0 / W(0), and its
+/// former neighbours, now ends of rows, have Ψ = ρ0 / (1.25 σ) (σ = 40 / (7π h²): W(0) = σ,
+/// W(h/2) = σ/4). A sample far from it keeps its row and its Ψ untouched; a sample spawned
+/// in a step where another moves takes a new row, and one that loses its Ψ component leaves.
 #[test]
 fn samples_that_only_move_keep_their_rows_and_get_their_psi() {
     let mut app = app(DT);
@@ -270,7 +273,11 @@ fn samples_that_only_move_keep_their_rows_and_get_their_psi() {
         (0..21)
             .map(|k| {
                 let at = Vec2::new(0.05 * k as f32, 0.0);
-                c.spawn((BoundaryParticle, Position(at))).id()
+                let mut sample = c.spawn((BoundaryParticle, Position(at)));
+                if k >= 16 {
+                    sample.insert(BoundaryDensityOnly);
+                }
+                sample.id()
             })
             .collect::<Vec<_>>()
     });
@@ -280,24 +287,34 @@ fn samples_that_only_move_keep_their_rows_and_get_their_psi() {
     run_steps(&mut app, 1);
     let moved = samples[10];
     app.world_mut().get_mut::<Position>(moved).unwrap().0 = Vec2::new(0.5, 1.0);
+    let before = app.world_mut().change_tick();
     run_steps(&mut app, 1);
+    // Untouched: the far sample's row and Ψ (a rebuild writes both for every sample).
+    let written_since = |app: &mut App, e: Entity, tick| {
+        let now = app.world_mut().change_tick();
+        let entity = app.world().entity(e);
+        let index = entity.get_ref::<BoundaryIndex>().unwrap().last_changed();
+        let psi = entity.get_ref::<PseudoMass>().unwrap().last_changed();
+        [index, psi].map(|t| t.is_newer_than(tick, now))
+    };
+    assert_eq!(written_since(&mut app, samples[0], before), [false, false]);
     let arrays = |app: &App| {
         let s = solver(app);
         let bits = |v: &[Vec2]| v.iter().map(|p| p.to_array().map(f32::to_bits)).collect();
         let psi: Vec<u32> = s.boundary_psi.iter().map(|p| p.to_bits()).collect();
-        (s.boundary_entities.clone(), bits(&s.boundary_x), psi) as (_, Vec<_>, _)
+        let rows = (s.boundary_entities.clone(), s.boundary_contact_count);
+        let x: Vec<[u32; 2]> = bits(&s.boundary_x);
+        (rows, x, psi)
     };
     let moved_only = arrays(&app);
+    assert_eq!(moved_only.0.1, 16, "rows with contact discs");
     let psi = |app: &App, e: Entity| app.world().get::<PseudoMass>(e).unwrap().0;
     let settings = *app.world().resource::<FluidSettings>();
     let (h, rho0) = (settings.support_radius, settings.rest_density);
     let sigma = 40.0 / (7.0 * core::f32::consts::PI * h * h);
     let close = |got: f32, want: f32| (got - want).abs() <= 1e-4 * want;
-    assert!(
-        close(psi(&app, moved), rho0 / sigma),
-        "{}",
-        psi(&app, moved)
-    );
+    let alone = psi(&app, moved);
+    assert!(close(alone, rho0 / sigma), "{alone}");
     for end in [samples[9], samples[11]] {
         let got = psi(&app, end);
         assert!(close(got, rho0 / (1.25 * sigma)), "{got}");
@@ -305,16 +322,39 @@ fn samples_that_only_move_keep_their_rows_and_get_their_psi() {
     // Every component holds its row's Ψ.
     let s = solver(&app);
     for (k, &e) in s.boundary_entities.iter().enumerate() {
-        assert_eq!(
-            psi(&app, e).to_bits(),
-            s.boundary_psi[k].to_bits(),
-            "row {k}"
-        );
+        let (got, row) = (psi(&app, e).to_bits(), s.boundary_psi[k].to_bits());
+        assert_eq!(got, row, "row {k}");
     }
-    // A rebuild of the rows (the settings changed) gives the same bits.
+    // A rebuild of the rows (the settings changed) gives the same bits, and writes them.
     app.world_mut()
         .resource_mut::<FluidSettings>()
         .set_changed();
+    let before = app.world_mut().change_tick();
     run_steps(&mut app, 1);
+    assert_eq!(written_since(&mut app, samples[0], before), [true, true]);
     assert_eq!(arrays(&app), moved_only);
+    // A move and a spawn in one step: the new sample takes the last row.
+    app.world_mut().get_mut::<Position>(moved).unwrap().0 = Vec2::new(0.5, 0.0);
+    let new = spawn(&mut app, |c| {
+        c.spawn((BoundaryParticle, Position(Vec2::new(1.05, 0.0))))
+            .id()
+    });
+    run_steps(&mut app, 1);
+    let s = solver(&app);
+    assert_eq!(s.boundary_entities.len(), 22);
+    assert_eq!(
+        s.boundary_entities[16], new,
+        "the last row with a contact disc"
+    );
+    let back = psi(&app, moved);
+    assert!(close(back, rho0 / (1.5 * sigma)), "{back}");
+    // A sample that loses a component its row is read from leaves the rows at the next step,
+    // though nothing moved.
+    app.world_mut()
+        .entity_mut(samples[0])
+        .remove::<PseudoMass>();
+    run_steps(&mut app, 1);
+    let rows = &solver(&app).boundary_entities;
+    assert_eq!(rows.len(), 21);
+    assert!(!rows.contains(&samples[0]));
 }

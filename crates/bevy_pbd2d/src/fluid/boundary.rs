@@ -26,6 +26,31 @@ pub(crate) fn mark_boundary_dirty<E: EntityEvent, B: Bundle>(
     state.boundary_dirty = true;
 }
 
+/// Observer: a boundary sample lost a component its row is read from, or its
+/// [`BoundaryIndex`] was inserted again: its rows are rebuilt (samples that only moved keep
+/// theirs, [`update_boundary`]).
+pub(crate) fn mark_sample_rows_dirty<B: Bundle>(
+    changed: On<Remove, B>,
+    samples: Query<(), With<BoundaryParticle>>,
+    mut state: ResMut<SolverState>,
+) {
+    if samples.contains(changed.entity) {
+        state.boundary_dirty = true;
+    }
+}
+
+/// Observer: a boundary sample's [`BoundaryIndex`] was inserted (not written by the plugin):
+/// its rows are rebuilt in the order the indices give.
+pub(crate) fn mark_sample_index_inserted(
+    inserted: On<Insert, BoundaryIndex>,
+    samples: Query<(), With<BoundaryParticle>>,
+    mut state: ResMut<SolverState>,
+) {
+    if samples.contains(inserted.entity) {
+        state.boundary_dirty = true;
+    }
+}
+
 /// Ψ of every sample of `points` (kg), using `grid` built over `points` with cell size h.
 pub(crate) fn pseudo_masses(
     points: &[Vec2],
@@ -56,9 +81,11 @@ type SampleRow = (
 
 /// [`PbdStepSystems::Prepare`](crate::PbdStepSystems::Prepare): rebuilds the boundary arrays, grid and
 /// Ψ when needed, and writes Ψ to [`PseudoMass`]. When samples only moved (none added,
-/// removed or changed in kind, the settings the same: e.g. the samples of moving bodies'
-/// colliders), their rows keep their order and only the moved ones' positions are written, and
-/// Ψ only where it changed: the same arrays as a rebuild.
+/// removed, disabled or changed in kind, the settings the same: e.g. the samples of moving
+/// bodies' colliders), their rows keep their order, only the moved ones' positions are written
+/// and [`PseudoMass`] only where Ψ changed: the same arrays as a rebuild. (A sample taken out
+/// of the boundary by a disabling component of the game's own is seen only at the next
+/// rebuild.)
 pub fn update_boundary(
     settings: Res<FluidSettings>,
     mut state: ResMut<SolverState>,
@@ -108,8 +135,8 @@ pub fn update_boundary(
 }
 
 /// Writes the positions of the `moved` samples to their rows; `false` (some rows may have
-/// been written) if one is not in the row its [`BoundaryIndex`] names, so that the rows must
-/// be rebuilt.
+/// been written) if one is not a sample the rows are read from or not in the row its
+/// [`BoundaryIndex`] names, so that the rows must be rebuilt.
 fn move_samples(
     state: &mut SolverState,
     moved: impl Iterator<Item = Entity>,

@@ -42,7 +42,8 @@ impl BoundaryIndex {
 }
 
 /// Akinci pseudo-mass Ψ of a boundary sample (kg): Ψ_k = ρ0 / Σ_l W_kl over the boundary
-/// samples l within h, including k itself (\[AIA+12\] eq. 4). Written by the plugin.
+/// samples l within h, including k itself (\[AIA+12\] eq. 4). Written by the plugin when it
+/// changes (an edit stays until then; the solver reads its own copy).
 #[derive(Component, Reflect, Debug, Default, Clone, Copy, PartialEq, Deref)]
 #[reflect(Component, Default)]
 pub struct PseudoMass(pub f32);

@@ -54,8 +54,8 @@ pub struct SolverState {
     pub(crate) rows_generation: u64,
     /// Whether boundary arrays and Ψ must be rebuilt at the next step.
     pub(crate) boundary_dirty: bool,
-    /// Counts the rebuilds of the boundary arrays (what the contacts built from them is out of
-    /// date when it changes).
+    /// Counts the updates of the boundary arrays, rebuilt or with samples moved (what the
+    /// contacts built from them is out of date when it changes).
     pub(crate) boundary_generation: u64,
     /// Whether the particle arrays must be copied in from the components at the next step: a
     /// particle component or this resource changed since the last writeback (marked by

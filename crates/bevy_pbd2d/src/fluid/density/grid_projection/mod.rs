@@ -43,7 +43,7 @@
 //! Not applied while [`DensityState::track_boundary_push`] is set, i.e. while the avian
 //! coupling has dynamic bodies with samples anywhere in the world (a warning says so once):
 //! the grid takes walls to be at rest, and the push handed to the bodies is the Jacobi
-//! corrections'. Three couplings were tried on 2026-12-07 and not kept (bench README,
+//! corrections'. Other couplings were tried on 2026-12-07 and not kept (bench README,
 //! *Bodies and the grid*). The pressure of the fluid cells beside a body's cells as its push
 //! (ρ0 H p per face, \[BBB07\]'s pressure integral without its fractional faces), with the
 //! fluid's momentum change in the step handed to the walls exactly, floated boxes of
