@@ -26,27 +26,15 @@ pub(crate) fn mark_boundary_dirty<E: EntityEvent, B: Bundle>(
     state.boundary_dirty = true;
 }
 
-/// Observer: a boundary sample lost a component its row is read from, or its
-/// [`BoundaryIndex`] was inserted again: its rows are rebuilt (samples that only moved keep
-/// theirs, [`update_boundary`]).
-pub(crate) fn mark_sample_rows_dirty<B: Bundle>(
-    changed: On<Remove, B>,
+/// Observer: `E` happened to `B` of an entity that is a boundary sample (it lost a component
+/// its row is read from, or its [`BoundaryIndex`] was inserted, not written by the plugin):
+/// the rows are rebuilt (samples that only moved keep theirs, [`update_boundary`]).
+pub(crate) fn mark_sample_rows_dirty<E: EntityEvent, B: Bundle>(
+    changed: On<E, B>,
     samples: Query<(), With<BoundaryParticle>>,
     mut state: ResMut<SolverState>,
 ) {
-    if samples.contains(changed.entity) {
-        state.boundary_dirty = true;
-    }
-}
-
-/// Observer: a boundary sample's [`BoundaryIndex`] was inserted (not written by the plugin):
-/// its rows are rebuilt in the order the indices give.
-pub(crate) fn mark_sample_index_inserted(
-    inserted: On<Insert, BoundaryIndex>,
-    samples: Query<(), With<BoundaryParticle>>,
-    mut state: ResMut<SolverState>,
-) {
-    if samples.contains(inserted.entity) {
+    if samples.contains(changed.event_target()) {
         state.boundary_dirty = true;
     }
 }

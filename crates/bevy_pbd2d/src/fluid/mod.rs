@@ -100,10 +100,10 @@ impl Plugin for FluidPlugin {
             .add_observer(boundary::mark_boundary_dirty::<Remove, BoundaryDensityOnly>)
             .add_observer(boundary::mark_boundary_dirty::<Add, Disabled>)
             .add_observer(boundary::mark_boundary_dirty::<Remove, Disabled>)
-            .add_observer(boundary::mark_sample_rows_dirty::<crate::particle::Position>)
-            .add_observer(boundary::mark_sample_rows_dirty::<PseudoMass>)
-            .add_observer(boundary::mark_sample_rows_dirty::<BoundaryIndex>)
-            .add_observer(boundary::mark_sample_index_inserted)
+            .add_observer(boundary::mark_sample_rows_dirty::<Remove, crate::particle::Position>)
+            .add_observer(boundary::mark_sample_rows_dirty::<Remove, PseudoMass>)
+            .add_observer(boundary::mark_sample_rows_dirty::<Remove, BoundaryIndex>)
+            .add_observer(boundary::mark_sample_rows_dirty::<Insert, BoundaryIndex>)
             .add_observer(settling::note_placed_fluid);
         // The contacts' systems run only in steps with fluid and boundary samples (one test).
         app.configure_sets(
