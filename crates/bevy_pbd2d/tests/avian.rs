@@ -63,14 +63,14 @@ fn momentum(app: &App, fluid: &[Entity], body: Entity) -> Vec2 {
 
 #[test]
 fn a_jet_hitting_a_body_conserves_the_total_momentum() {
-    jet_momentum(app(Vec2::ZERO), None);
+    jet_momentum(app(Vec2::ZERO), None, false);
 }
 
 /// The same with a jet of oil (ρ0 500: particles of half the water's mass): the body receives
 /// each particle's own momentum change, not the reference particle's.
 #[test]
 fn an_oil_jet_hitting_a_body_conserves_the_total_momentum() {
-    jet_momentum(app(Vec2::ZERO), Some(FluidPhase::OIL));
+    jet_momentum(app(Vec2::ZERO), Some(FluidPhase::OIL), false);
 }
 
 /// The order is the game's: our step after avian's, both in `FixedPostUpdate`, exchanges
@@ -82,7 +82,7 @@ fn the_exchange_conserves_momentum_with_our_step_after_avians() {
         FixedPostUpdate,
         PbdSystems::StepSimulation.after(PhysicsSystems::Last),
     );
-    jet_momentum(app, None);
+    jet_momentum(app, None, false);
 }
 
 /// The same with the game preset (0.3 % tolerance, Chebyshev-accelerated: the multipliers are
@@ -92,16 +92,32 @@ fn the_exchange_conserves_momentum_with_our_step_after_avians() {
 fn a_jet_hitting_a_body_conserves_the_total_momentum_with_the_game_preset() {
     let mut app = app(Vec2::ZERO);
     app.insert_resource(FluidSettings::game());
-    jet_momentum(app, None);
+    jet_momentum(app, None, false);
+}
+
+/// The same with a box that is static when the fluid's boundary rows are built and made
+/// dynamic before the jet arrives, while another dynamic box, far away, has the pushes tracked
+/// from the start: the box's samples keep their rows, and the fluid's push on them is still
+/// handed to the body (the table of which body each row belongs to is rebuilt when a
+/// collider's body changes, not only when the rows do).
+#[test]
+fn a_jet_hitting_a_body_made_dynamic_after_its_samples_conserves_the_total_momentum() {
+    jet_momentum(app(Vec2::ZERO), None, true);
 }
 
 /// A jet of 32 particles (of `phase`, else the fluid's own) at 2 m/s hits a free 0.4 m box
 /// (gravity off): the total momentum of fluid and box is kept within 1 %, and the box moves.
-fn jet_momentum(mut app: App, phase: Option<FluidPhase>) {
+/// `released`: the box is static for the first 2 steps, then dynamic, and a second dynamic box
+/// floats still 3 m away.
+fn jet_momentum(mut app: App, phase: Option<FluidPhase>, released: bool) {
+    let kind = match released {
+        true => RigidBody::Static,
+        false => RigidBody::Dynamic,
+    };
     let body = app
         .world_mut()
         .spawn((
-            RigidBody::Dynamic,
+            kind,
             Collider::rectangle(0.4, 0.4),
             ColliderDensity(500.0),
             Transform::from_xyz(1.0, 0.2, 0.0),
@@ -113,7 +129,18 @@ fn jet_momentum(mut app: App, phase: Option<FluidPhase>) {
             app.world_mut().entity_mut(e).insert(phase);
         }
     }
+    if released {
+        app.world_mut().spawn((
+            RigidBody::Dynamic,
+            Collider::rectangle(0.2, 0.2),
+            Transform::from_xyz(-3.0, 3.0, 0.0),
+        ));
+    }
     run(&mut app, 2);
+    if released {
+        app.world_mut().entity_mut(body).insert(RigidBody::Dynamic);
+        run(&mut app, 2);
+    }
     let before = momentum(&app, &jet, body);
     let mut hit = false;
     for _ in 0..120 {

@@ -70,7 +70,7 @@ use bevy::prelude::*;
 use crate::collider::geometry::Geometry;
 use crate::collider::restitution::apply_restitution;
 use crate::collider::samples::{
-    ColliderSampleOf, SampledShapes, sample_impulses, update_collider_samples,
+    BodyRows, ColliderSampleOf, SampledShapes, sample_impulses, update_collider_samples,
 };
 use crate::collider::sync::{collect_particle_colliders, finish_colliders};
 use crate::collider::{
@@ -240,6 +240,7 @@ fn apply_sample_impulses(
     (sampled, sample_of): (Res<SampledShapes>, Query<&ColliderSampleOf>),
     mut bodies: Query<Forces>,
     mut impulses: Local<Vec<(Vec2, Vec2, Entity)>>,
+    mut body_rows: Local<BodyRows>,
 ) {
     if !density.track_boundary_push {
         return;
@@ -247,7 +248,7 @@ fn apply_sample_impulses(
     let inv_dt = 1.0 / time.delta_secs();
     sample_impulses(
         (&state, &density, &neighbors),
-        (&sampled, &sample_of),
+        (&sampled, &sample_of, &mut body_rows),
         &settings,
         inv_dt,
         &mut impulses,

@@ -104,6 +104,42 @@ pub(crate) struct SampledShapes {
     active: bool,
     /// The dynamic body of each collider of the step that has one.
     bodies: HashMap<Entity, Entity>,
+    /// Counts the changes of [`bodies`](Self::bodies) (a collider joined to another body, or
+    /// to none): [`BodyRows`] built before one are out of date.
+    bodies_generation: u64,
+}
+
+/// The dynamic body of each boundary row (the samples of dynamic bodies' colliders), kept
+/// while the boundary rows and the colliders' bodies stay the same
+/// ([`SolverState`]'s rows generation, [`SampledShapes`]' bodies generation): built once for
+/// them, not in every substep.
+#[derive(Debug, Default)]
+pub(crate) struct BodyRows {
+    body_of: Vec<Option<Entity>>,
+    /// The (boundary rows, bodies) generations it was built for.
+    built_for: Option<(u64, u64)>,
+}
+
+impl BodyRows {
+    /// The table for the current rows and bodies, rebuilt if either changed.
+    fn update(
+        &mut self,
+        state: &SolverState,
+        sampled: &SampledShapes,
+        sample_of: &Query<&ColliderSampleOf>,
+    ) -> &[Option<Entity>] {
+        let key = (state.boundary_rows_generation, sampled.bodies_generation);
+        if self.built_for != Some(key) || self.body_of.len() != state.boundary_entities.len() {
+            self.body_of.clear();
+            self.body_of
+                .extend(state.boundary_entities.iter().map(|&e| {
+                    let collider = sample_of.get(e).ok()?.0;
+                    sampled.bodies.get(&collider).copied()
+                }));
+            self.built_for = Some(key);
+        }
+        &self.body_of
+    }
 }
 
 #[cfg_attr(not(feature = "avian"), allow(dead_code))]
@@ -137,7 +173,7 @@ pub(crate) fn update_collider_samples(
     }
     let r = settings.particle_radius;
     let h = settings.support_radius;
-    sampled.bodies.clear();
+    let bodies_before = core::mem::take(&mut sampled.bodies);
     // The fluid's bounds, for long outlines (computed once, if one asks).
     let mut fluid_bounds = None;
     let mut bounds = || {
@@ -238,6 +274,9 @@ pub(crate) fn update_collider_samples(
     sampled
         .shapes
         .retain(|entity, _| present.contains_key(entity));
+    if sampled.bodies != bodies_before {
+        sampled.bodies_generation += 1;
+    }
 }
 
 /// Each fluid particle's boundary push of this step ([`DensityState::boundary_push`]), as
@@ -246,7 +285,7 @@ pub(crate) fn update_collider_samples(
 #[cfg_attr(not(feature = "avian"), allow(dead_code))]
 pub(crate) fn sample_impulses(
     (state, density, neighbors): (&SolverState, &DensityState, &NeighborState),
-    (sampled, sample_of): (&SampledShapes, &Query<&ColliderSampleOf>),
+    (sampled, sample_of, body_rows): (&SampledShapes, &Query<&ColliderSampleOf>, &mut BodyRows),
     settings: &FluidSettings,
     inv_dt: f32,
     out: &mut Vec<(Vec2, Vec2, Entity)>,
@@ -257,13 +296,7 @@ pub(crate) fn sample_impulses(
     }
     let kernel = CubicSpline::new(settings.support_radius);
     let mass = settings.particle_mass();
-    // The body of every boundary row (the samples of dynamic bodies' colliders).
-    let body_of: Vec<Option<Entity>> = (state.boundary_entities.iter())
-        .map(|&e| {
-            let collider = sample_of.get(e).ok()?.0;
-            sampled.bodies.get(&collider).copied()
-        })
-        .collect();
+    let body_of = body_rows.update(state, sampled, sample_of);
     let rows = density.boundary_push.len().min(state.fluid_count);
     for i in 0..rows {
         let push = density.boundary_push[i];

@@ -28,11 +28,11 @@ impl GridProjectionState {
         if params.min_depth <= 0.0 {
             return true;
         }
-        self.depth = fluid_depth(x, spacing, params, &mut self.depth_counts);
         let least = match self.deep {
             true => MIN_DEPTH_HYSTERESIS * params.min_depth,
             false => params.min_depth,
         };
+        self.depth = fluid_depth(x, spacing, params, &mut self.depth_counts, least);
         self.deep = self.depth >= least;
         self.deep
     }
@@ -40,9 +40,17 @@ impl GridProjectionState {
 
 /// The depth (in particle spacings 2r) of the deepest column of full cells of the fluid at
 /// `x`, with particles spaced `spacing` (m) and cells of `params`; 0 for no fluid, for a
-/// position that is not finite or for a bounding box too large for the grid. `counts` is
-/// scratch.
-fn fluid_depth(x: &[Vec2], spacing: f32, params: &GridProjection, counts: &mut Vec<u16>) -> f32 {
+/// position that is not finite or for a bounding box too large for the grid. A bounding box
+/// whose rows of cells cannot hold a run of `enough` spacings gives its rows' height instead (in
+/// spacings, an upper bound of the depth below `enough`) without counting the cells: the
+/// shallow water of most scenes pays one pass over `x`. `counts` is scratch.
+fn fluid_depth(
+    x: &[Vec2],
+    spacing: f32,
+    params: &GridProjection,
+    counts: &mut Vec<u16>,
+    enough: f32,
+) -> f32 {
     let (lo, hi, finite) = x.iter().fold(
         (
             Vec2::splat(f32::INFINITY),
@@ -57,6 +65,10 @@ fn fluid_depth(x: &[Vec2], spacing: f32, params: &GridProjection, counts: &mut V
     let size = params.cell_spacings * spacing;
     let cells = ((hi - lo) / size).floor();
     let (columns, rows) = (cells.x as usize + 1, cells.y as usize + 1);
+    let tallest = rows as f32 * params.cell_spacings;
+    if tallest < enough {
+        return tallest;
+    }
     let total = columns.saturating_mul(rows);
     if total > (MAX_CELLS_PER_PARTICLE * x.len()).max(65_536) {
         return 0.0;
@@ -103,10 +115,10 @@ mod tests {
     fn a_block_is_as_deep_as_its_full_cells() {
         let (d, params, mut counts) = (0.05, GridProjection::default(), Vec::new());
         // 40 rows: 20 full cells of 2 spacings (the lattice fills each cell with 4).
-        let depth = fluid_depth(&block(30, 40, d, Vec2::ZERO), d, &params, &mut counts);
+        let depth = fluid_depth(&block(30, 40, d, Vec2::ZERO), d, &params, &mut counts, 0.0);
         assert!((38.0..=40.0).contains(&depth), "{depth}");
         // Half as deep, twice as wide: half the depth.
-        let depth = fluid_depth(&block(60, 20, d, Vec2::ZERO), d, &params, &mut counts);
+        let depth = fluid_depth(&block(60, 20, d, Vec2::ZERO), d, &params, &mut counts, 0.0);
         assert!((18.0..=20.0).contains(&depth), "{depth}");
     }
 
@@ -116,24 +128,56 @@ mod tests {
         // A jet one particle wide, its particles 3 spacings apart: no cell of 2 spacings
         // holds the 2 particles of half a full one.
         let jet = block(1, 200, 3.0 * d, Vec2::ZERO);
-        assert_eq!(fluid_depth(&jet, d, &params, &mut counts), 0.0);
+        assert_eq!(fluid_depth(&jet, d, &params, &mut counts, 0.0), 0.0);
         // A pool 10 deep with a tall sparse column above it: the pool's depth.
         let mut x = block(40, 10, d, Vec2::ZERO);
         x.extend(block(1, 60, 3.0 * d, Vec2::new(0.5, 1.0)));
-        let depth = fluid_depth(&x, d, &params, &mut counts);
+        let depth = fluid_depth(&x, d, &params, &mut counts, 0.0);
         assert!((8.0..=10.0).contains(&depth), "{depth}");
     }
 
     #[test]
     fn no_fluid_or_no_finite_box_is_no_depth() {
         let (d, params, mut counts) = (0.05, GridProjection::default(), Vec::new());
-        assert_eq!(fluid_depth(&[], d, &params, &mut counts), 0.0);
+        assert_eq!(fluid_depth(&[], d, &params, &mut counts, 0.0), 0.0);
         let mut x = block(10, 10, d, Vec2::ZERO);
         x.push(Vec2::new(f32::NAN, 0.0));
-        assert_eq!(fluid_depth(&x, d, &params, &mut counts), 0.0);
+        assert_eq!(fluid_depth(&x, d, &params, &mut counts, 0.0), 0.0);
         // A particle flung 1 km away: the box needs more cells than the grid allows.
         let mut x = block(10, 10, d, Vec2::ZERO);
         x.push(Vec2::new(1000.0, 1000.0));
-        assert_eq!(fluid_depth(&x, d, &params, &mut counts), 0.0);
+        assert_eq!(fluid_depth(&x, d, &params, &mut counts, 0.0), 0.0);
+    }
+
+    #[test]
+    fn a_box_too_low_for_enough_depth_is_not_counted_and_decides_the_same() {
+        let (d, params, mut counts) = (0.05, GridProjection::default(), Vec::new());
+        // 40 rows of particles span 39 spacings: 20 rows of cells of 2 spacings, at most 40
+        // deep. Asked for 64 it stops at that bound without counting (the scratch untouched).
+        let x = block(30, 40, d, Vec2::ZERO);
+        let bound = fluid_depth(&x, d, &params, &mut counts, 64.0);
+        assert_eq!(bound, 40.0);
+        assert!(counts.is_empty(), "{} cells counted", counts.len());
+        let counted = fluid_depth(&x, d, &params, &mut counts, 0.0);
+        assert!(
+            counted <= bound && (38.0..=40.0).contains(&counted),
+            "{counted}"
+        );
+        // Asked for no more than the box can hold, it counts: the same depth as always.
+        assert_eq!(fluid_depth(&x, d, &params, &mut counts, 40.0), counted);
+        // A sparse column above a shallow pool makes the box tall: counted, and shallow.
+        let mut x = block(40, 10, d, Vec2::ZERO);
+        x.extend(block(1, 60, 3.0 * d, Vec2::new(0.5, 1.0)));
+        let depth = fluid_depth(&x, d, &params, &mut counts, 64.0);
+        assert!((8.0..=10.0).contains(&depth), "{depth}");
+        // Through `deep_enough`, a 40-deep block is shallow for 64 and deep for 32.
+        let mut state = GridProjectionState::default();
+        let x = block(30, 40, d, Vec2::ZERO);
+        let at = |min_depth| GridProjection {
+            min_depth,
+            ..params
+        };
+        assert!(!state.deep_enough(&x, d, &at(64.0)));
+        assert!(state.deep_enough(&x, d, &at(32.0)));
     }
 }
