@@ -14,6 +14,8 @@ use avian2d::prelude::{
 use bevy::prelude::*;
 use bevy::time::TimeUpdateStrategy;
 // Both preludes export a `Position` and a `Gravity`: an explicit import names the one meant.
+use bevy_pbd2d::collider::ColliderSamples;
+use bevy_pbd2d::particle::SolverState;
 use bevy_pbd2d::prelude::{Gravity, Position, *};
 
 const DT: f32 = 1.0 / 120.0;
@@ -63,14 +65,14 @@ fn momentum(app: &App, fluid: &[Entity], body: Entity) -> Vec2 {
 
 #[test]
 fn a_jet_hitting_a_body_conserves_the_total_momentum() {
-    jet_momentum(app(Vec2::ZERO), None, false);
+    jet_momentum(app(Vec2::ZERO), None, Arrival::Dynamic);
 }
 
 /// The same with a jet of oil (ρ0 500: particles of half the water's mass): the body receives
 /// each particle's own momentum change, not the reference particle's.
 #[test]
 fn an_oil_jet_hitting_a_body_conserves_the_total_momentum() {
-    jet_momentum(app(Vec2::ZERO), Some(FluidPhase::OIL), false);
+    jet_momentum(app(Vec2::ZERO), Some(FluidPhase::OIL), Arrival::Dynamic);
 }
 
 /// The order is the game's: our step after avian's, both in `FixedPostUpdate`, exchanges
@@ -82,7 +84,7 @@ fn the_exchange_conserves_momentum_with_our_step_after_avians() {
         FixedPostUpdate,
         PbdSystems::StepSimulation.after(PhysicsSystems::Last),
     );
-    jet_momentum(app, None, false);
+    jet_momentum(app, None, Arrival::Dynamic);
 }
 
 /// The same with the game preset (0.3 % tolerance, Chebyshev-accelerated: the multipliers are
@@ -92,7 +94,7 @@ fn the_exchange_conserves_momentum_with_our_step_after_avians() {
 fn a_jet_hitting_a_body_conserves_the_total_momentum_with_the_game_preset() {
     let mut app = app(Vec2::ZERO);
     app.insert_resource(FluidSettings::game());
-    jet_momentum(app, None, false);
+    jet_momentum(app, None, Arrival::Dynamic);
 }
 
 /// The same with a box that is static when the fluid's boundary rows are built and made
@@ -102,34 +104,81 @@ fn a_jet_hitting_a_body_conserves_the_total_momentum_with_the_game_preset() {
 /// collider's body changes, not only when the rows do).
 #[test]
 fn a_jet_hitting_a_body_made_dynamic_after_its_samples_conserves_the_total_momentum() {
-    jet_momentum(app(Vec2::ZERO), None, true);
+    jet_momentum(app(Vec2::ZERO), None, Arrival::Released);
+}
+
+/// The same with the box spawned after the table was built for the other box's samples: the
+/// new samples' rows get their body too.
+#[test]
+fn a_jet_hitting_a_body_spawned_later_conserves_the_total_momentum() {
+    jet_momentum(app(Vec2::ZERO), None, Arrival::Spawned);
+}
+
+/// The same with a static collider whose samples take the rows before the box's, removed after
+/// the table was built: the box's samples move to other rows, and keep their body.
+#[test]
+fn a_jet_hitting_a_body_whose_samples_changed_rows_conserves_the_total_momentum() {
+    jet_momentum(app(Vec2::ZERO), None, Arrival::Shifted);
+}
+
+/// The first and last boundary row of `collider`'s samples.
+fn sample_rows(app: &App, collider: Entity) -> (usize, usize) {
+    let rows = &app.world().resource::<SolverState>().boundary_entities;
+    let samples = app.world().get::<ColliderSamples>(collider).unwrap();
+    let at = samples
+        .iter()
+        .map(|e| rows.iter().position(|r| r == &e).unwrap());
+    at.fold((usize::MAX, 0), |(lo, hi), k| (lo.min(k), hi.max(k)))
+}
+
+/// How the box the jet hits comes to be there (see [`jet_momentum`]).
+#[derive(Clone, Copy, PartialEq)]
+enum Arrival {
+    /// Dynamic from the start.
+    Dynamic,
+    /// Static for the first 2 steps, then dynamic, with a second dynamic box 3 m away from
+    /// the start.
+    Released,
+    /// Spawned dynamic after 2 steps, with a second dynamic box 3 m away from the start.
+    Spawned,
+    /// Dynamic from the start, with a static box 3 m away whose samples take the rows before
+    /// its own, despawned after 2 steps.
+    Shifted,
 }
 
 /// A jet of 32 particles (of `phase`, else the fluid's own) at 2 m/s hits a free 0.4 m box
 /// (gravity off): the total momentum of fluid and box is kept within 1 %, and the box moves.
-/// `released`: the box is static for the first 2 steps, then dynamic, and a second dynamic box
-/// floats still 3 m away.
-fn jet_momentum(mut app: App, phase: Option<FluidPhase>, released: bool) {
-    let kind = match released {
-        true => RigidBody::Static,
-        false => RigidBody::Dynamic,
+/// `arrival`: how the box comes to be there.
+fn jet_momentum(mut app: App, phase: Option<FluidPhase>, arrival: Arrival) {
+    let kind = match arrival {
+        Arrival::Released => RigidBody::Static,
+        _ => RigidBody::Dynamic,
     };
-    let body = app
-        .world_mut()
-        .spawn((
-            kind,
-            Collider::rectangle(0.4, 0.4),
-            ColliderDensity(500.0),
-            Transform::from_xyz(1.0, 0.2, 0.0),
-        ))
-        .id();
+    let box_ = (
+        kind,
+        Collider::rectangle(0.4, 0.4),
+        ColliderDensity(500.0),
+        Transform::from_xyz(1.0, 0.2, 0.0),
+    );
+    let mut body = match arrival {
+        Arrival::Spawned => None,
+        _ => Some(app.world_mut().spawn(box_.clone()).id()),
+    };
+    let stone = (arrival == Arrival::Shifted).then(|| {
+        let stone = (
+            RigidBody::Static,
+            Collider::rectangle(0.2, 0.2),
+            Transform::from_xyz(-3.0, 3.0, 0.0),
+        );
+        app.world_mut().spawn(stone).id()
+    });
     let jet = common::fluid_block(&mut app, Vec2::new(-0.5, 0.1), (8, 4), Vec2::new(2.0, 0.0));
     if let Some(phase) = phase {
         for &e in &jet {
             app.world_mut().entity_mut(e).insert(phase);
         }
     }
-    if released {
+    if matches!(arrival, Arrival::Released | Arrival::Spawned) {
         app.world_mut().spawn((
             RigidBody::Dynamic,
             Collider::rectangle(0.2, 0.2),
@@ -137,9 +186,25 @@ fn jet_momentum(mut app: App, phase: Option<FluidPhase>, released: bool) {
         ));
     }
     run(&mut app, 2);
-    if released {
-        app.world_mut().entity_mut(body).insert(RigidBody::Dynamic);
+    let mut shifted_from = None;
+    match (arrival, body) {
+        (Arrival::Released, Some(body)) => {
+            app.world_mut().entity_mut(body).insert(RigidBody::Dynamic);
+        }
+        (Arrival::Spawned, _) => body = Some(app.world_mut().spawn(box_).id()),
+        (Arrival::Shifted, Some(body)) => shifted_from = Some(sample_rows(&app, body)),
+        _ => {}
+    }
+    if let Some(stone) = stone.filter(|_| shifted_from.is_some()) {
+        app.world_mut().entity_mut(stone).despawn();
+    }
+    if arrival != Arrival::Dynamic {
         run(&mut app, 2);
+    }
+    let body = body.unwrap();
+    if let Some(from) = shifted_from {
+        let to = sample_rows(&app, body);
+        assert_ne!(from, to, "the box's samples kept their rows");
     }
     let before = momentum(&app, &jet, body);
     let mut hit = false;

@@ -104,20 +104,19 @@ pub(crate) struct SampledShapes {
     active: bool,
     /// The dynamic body of each collider of the step that has one.
     bodies: HashMap<Entity, Entity>,
-    /// Counts the changes of [`bodies`](Self::bodies) (a collider joined to another body, or
-    /// to none): [`BodyRows`] built before one are out of date.
-    bodies_generation: u64,
 }
 
 /// The dynamic body of each boundary row (the samples of dynamic bodies' colliders), kept
-/// while the boundary rows and the colliders' bodies stay the same
-/// ([`SolverState`]'s rows generation, [`SampledShapes`]' bodies generation): built once for
-/// them, not in every substep.
+/// while the boundary rows hold the same samples in the same order and each collider has the
+/// same body: built once for them, not in every substep (comparing the inputs costs a pass
+/// over the rows' entities and the colliders' bodies).
 #[derive(Debug, Default)]
 pub(crate) struct BodyRows {
     body_of: Vec<Option<Entity>>,
-    /// The (boundary rows, bodies) generations it was built for.
-    built_for: Option<(u64, u64)>,
+    /// The boundary rows' samples it was built for.
+    rows: Vec<Entity>,
+    /// The colliders' bodies it was built for.
+    bodies: HashMap<Entity, Entity>,
 }
 
 impl BodyRows {
@@ -128,15 +127,15 @@ impl BodyRows {
         sampled: &SampledShapes,
         sample_of: &Query<&ColliderSampleOf>,
     ) -> &[Option<Entity>] {
-        let key = (state.boundary_rows_generation, sampled.bodies_generation);
-        if self.built_for != Some(key) || self.body_of.len() != state.boundary_entities.len() {
+        if self.rows != state.boundary_entities || self.bodies != sampled.bodies {
+            self.rows.clone_from(&state.boundary_entities);
+            self.bodies.clone_from(&sampled.bodies);
             self.body_of.clear();
             self.body_of
                 .extend(state.boundary_entities.iter().map(|&e| {
                     let collider = sample_of.get(e).ok()?.0;
                     sampled.bodies.get(&collider).copied()
                 }));
-            self.built_for = Some(key);
         }
         &self.body_of
     }
@@ -173,7 +172,7 @@ pub(crate) fn update_collider_samples(
     }
     let r = settings.particle_radius;
     let h = settings.support_radius;
-    let bodies_before = core::mem::take(&mut sampled.bodies);
+    sampled.bodies.clear();
     // The fluid's bounds, for long outlines (computed once, if one asks).
     let mut fluid_bounds = None;
     let mut bounds = || {
@@ -274,9 +273,6 @@ pub(crate) fn update_collider_samples(
     sampled
         .shapes
         .retain(|entity, _| present.contains_key(entity));
-    if sampled.bodies != bodies_before {
-        sampled.bodies_generation += 1;
-    }
 }
 
 /// Each fluid particle's boundary push of this step ([`DensityState::boundary_push`]), as

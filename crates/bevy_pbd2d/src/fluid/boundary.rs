@@ -93,7 +93,6 @@ pub fn update_boundary(
         && move_samples(state, moved.iter(), &samples);
     if !moved_only {
         state.boundary_dirty = false;
-        state.boundary_rows_generation += 1;
         rebuild_rows(state, &mut samples);
     }
     let h = settings.support_radius;

@@ -57,9 +57,6 @@ pub struct SolverState {
     /// Counts the updates of the boundary arrays, rebuilt or with samples moved (what the
     /// contacts built from them is out of date when it changes).
     pub(crate) boundary_generation: u64,
-    /// Counts the rebuilds of the boundary rows (not the updates that only moved samples):
-    /// what is kept per boundary row and entity is out of date when it changes.
-    pub(crate) boundary_rows_generation: u64,
     /// Whether the particle arrays must be copied in from the components at the next step: a
     /// particle component or this resource changed since the last writeback (marked by
     /// `detect_edits` and by observers of removals that change no tick).

@@ -42,7 +42,9 @@ pub struct GridProjectionState {
     /// Conjugate-gradient iterations of the last step, drift and velocity solves together.
     pub cg_iterations: u32,
     /// The fluid's depth in the last step (particle spacings; `depth` module), measured when
-    /// [`GridProjection::min_depth`](super::GridProjection::min_depth) is set, else 0.
+    /// [`GridProjection::min_depth`](super::GridProjection::min_depth) is set, else 0. Where
+    /// the fluid's bounding box is too low to be deep enough, the box's height in whole cells
+    /// (an upper bound of the depth, below the threshold) instead: it is not counted.
     pub depth: f32,
     /// Whether the water was deep enough for the projection in the last step
     /// ([`GridProjection::min_depth`](super::GridProjection::min_depth), with its hysteresis).

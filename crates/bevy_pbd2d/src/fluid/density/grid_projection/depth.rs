@@ -39,11 +39,11 @@ impl GridProjectionState {
 }
 
 /// The depth (in particle spacings 2r) of the deepest column of full cells of the fluid at
-/// `x`, with particles spaced `spacing` (m) and cells of `params`; 0 for no fluid, for a
-/// position that is not finite or for a bounding box too large for the grid. A bounding box
-/// whose rows of cells cannot hold a run of `enough` spacings gives its rows' height instead (in
-/// spacings, an upper bound of the depth below `enough`) without counting the cells: the
-/// shallow water of most scenes pays one pass over `x`. `counts` is scratch.
+/// `x`, with particles spaced `spacing` (m) and cells of `params`; 0 for no fluid or for a
+/// position that is not finite. A bounding box whose rows of cells cannot hold a run of
+/// `enough` spacings gives its rows' height instead (in spacings: an upper bound of the depth,
+/// below `enough`) without counting the cells, so the shallow water of most scenes pays one
+/// pass over `x`; a taller box too large for the grid gives 0. `counts` is scratch.
 fn fluid_depth(
     x: &[Vec2],
     spacing: f32,
@@ -64,7 +64,11 @@ fn fluid_depth(
     }
     let size = params.cell_spacings * spacing;
     let cells = ((hi - lo) / size).floor();
-    let (columns, rows) = (cells.x as usize + 1, cells.y as usize + 1);
+    // (`as` saturates: a box of more cells than a usize counts is too large below.)
+    let (columns, rows) = (
+        (cells.x as usize).saturating_add(1),
+        (cells.y as usize).saturating_add(1),
+    );
     let tallest = rows as f32 * params.cell_spacings;
     if tallest < enough {
         return tallest;
@@ -165,6 +169,12 @@ mod tests {
         );
         // Asked for no more than the box can hold, it counts: the same depth as always.
         assert_eq!(fluid_depth(&x, d, &params, &mut counts, 40.0), counted);
+        // A box exactly as tall as asked for, its top row of cells sparse: counted, and
+        // shallower than asked (the bound alone would call it deep enough).
+        let mut x = block(30, 38, d, Vec2::ZERO);
+        x.push(Vec2::new(0.0, 39.0 * d));
+        let depth = fluid_depth(&x, d, &params, &mut counts, 40.0);
+        assert!((36.0..40.0).contains(&depth), "{depth}");
         // A sparse column above a shallow pool makes the box tall: counted, and shallow.
         let mut x = block(40, 10, d, Vec2::ZERO);
         x.extend(block(1, 60, 3.0 * d, Vec2::new(0.5, 1.0)));
