@@ -136,13 +136,13 @@ fn sample_rows(app: &App, collider: Entity) -> (usize, usize) {
 enum Arrival {
     /// Dynamic from the start.
     Dynamic,
-    /// Static for the first 2 steps, then dynamic, with a second dynamic box 3 m away from
-    /// the start.
+    /// Static for the first 2 steps, then dynamic; a second dynamic box 3 m away from the
+    /// start.
     Released,
-    /// Spawned dynamic after 2 steps, with a second dynamic box 3 m away from the start.
+    /// Spawned dynamic after 2 steps; a second dynamic box 3 m away from the start.
     Spawned,
-    /// Dynamic from the start, with a static box 3 m away whose samples take the rows before
-    /// its own, despawned after 2 steps.
+    /// Dynamic from the start; a static box 3 m away whose samples take the rows before its
+    /// own, despawned after 2 steps.
     Shifted,
 }
 
@@ -164,26 +164,23 @@ fn jet_momentum(mut app: App, phase: Option<FluidPhase>, arrival: Arrival) {
         Arrival::Spawned => None,
         _ => Some(app.world_mut().spawn(box_.clone()).id()),
     };
-    let stone = (arrival == Arrival::Shifted).then(|| {
-        let stone = (
-            RigidBody::Static,
-            Collider::rectangle(0.2, 0.2),
-            Transform::from_xyz(-3.0, 3.0, 0.0),
-        );
-        app.world_mut().spawn(stone).id()
+    // The second box, 3 m away: dynamic (the pushes tracked from the start), or static with
+    // its samples in the rows before the box's (spawned after it).
+    let far = (arrival != Arrival::Dynamic).then(|| {
+        let kind = match arrival {
+            Arrival::Shifted => RigidBody::Static,
+            _ => RigidBody::Dynamic,
+        };
+        let at = Transform::from_xyz(-3.0, 3.0, 0.0);
+        app.world_mut()
+            .spawn((kind, Collider::rectangle(0.2, 0.2), at))
+            .id()
     });
     let jet = common::fluid_block(&mut app, Vec2::new(-0.5, 0.1), (8, 4), Vec2::new(2.0, 0.0));
     if let Some(phase) = phase {
         for &e in &jet {
             app.world_mut().entity_mut(e).insert(phase);
         }
-    }
-    if matches!(arrival, Arrival::Released | Arrival::Spawned) {
-        app.world_mut().spawn((
-            RigidBody::Dynamic,
-            Collider::rectangle(0.2, 0.2),
-            Transform::from_xyz(-3.0, 3.0, 0.0),
-        ));
     }
     run(&mut app, 2);
     let mut shifted_from = None;
@@ -192,11 +189,11 @@ fn jet_momentum(mut app: App, phase: Option<FluidPhase>, arrival: Arrival) {
             app.world_mut().entity_mut(body).insert(RigidBody::Dynamic);
         }
         (Arrival::Spawned, _) => body = Some(app.world_mut().spawn(box_).id()),
-        (Arrival::Shifted, Some(body)) => shifted_from = Some(sample_rows(&app, body)),
+        (Arrival::Shifted, Some(body)) => {
+            shifted_from = Some(sample_rows(&app, body));
+            app.world_mut().entity_mut(far.unwrap()).despawn();
+        }
         _ => {}
-    }
-    if let Some(stone) = stone.filter(|_| shifted_from.is_some()) {
-        app.world_mut().entity_mut(stone).despawn();
     }
     if arrival != Arrival::Dynamic {
         run(&mut app, 2);
