@@ -7,7 +7,7 @@
 //!                        [--compare-seed] [--repeat N]
 //! bevy_pbd2d_bench fluid [--width 30] [--height 30] [--dt 0.005] [--max-error 0.1]
 //!                        [--max-iterations 100] [--viscosity 0.05] [--steps 400]
-//!                        [--walls samples|colliders] [--threads N] [--compare-seed]
+//!                        [--heights 0] [--walls samples|colliders] [--threads N] [--compare-seed]
 //!                        [--repeat N]
 //! ```
 //!
@@ -67,6 +67,10 @@ fluid options (defaults: the PBF demo's):
   --adhesion B        adhesion β to the walls (Akinci 2013), 0: off, as the
                       demo (0)
   --steps N           timed steps, >= 1 (400)
+  --heights N         the median height over an incompressible layer's
+                      sampled every N warm-up steps over the warm-up's second
+                      half (a sloshing pool's height swings with its waves):
+                      their mean, least and most in the line; 0: off (0)
   --walls W           the box: `samples` (the demo's boundary samples) or
                       `colliders` (a ParticleCollider polyline on the same
                       lines, carrying its own samples) (samples)
@@ -180,6 +184,9 @@ pub struct FluidArgs {
     pub forces: ForceArgs,
     /// Timed steps.
     pub steps: u32,
+    /// Warm-up steps between samples of the median height over the warm-up's second half,
+    /// 0: none (`--heights`).
+    pub heights: u32,
     /// Whether the box is a collider (`--walls colliders`) instead of boundary samples.
     pub collider_walls: bool,
     /// avian dynamic boxes dropped onto the fluid (`--bodies`).
@@ -222,6 +229,7 @@ impl Default for FluidArgs {
             grid: GridArg::Off,
             forces: ForceArgs::default(),
             steps: 400,
+            heights: 0,
             collider_walls: false,
             bodies: 0,
         }
@@ -397,6 +405,7 @@ where
             (Scene::Fluid(f), "max-iterations") => f.max_iterations = v.int(1, 10_000)? as u32,
             (Scene::Fluid(f), "viscosity") => f.viscosity = v.float_in(0.0, 1.0)?,
             (Scene::Fluid(f), "relaxation") => f.relaxation = v.float_in(1e-6, 1.9)?,
+            (Scene::Fluid(f), "heights") => f.heights = v.int(0, u32::MAX as u64)? as u32,
             (Scene::Fluid(f), "resort") => f.resort = v.int(0, u32::MAX as u64)? as u32,
             (Scene::Fluid(f), "warmup") => f.warmup = Some(v.int(1, u32::MAX as u64)? as u32),
             (Scene::Fluid(f), "chebyshev") => {

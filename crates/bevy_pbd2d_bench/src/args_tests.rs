@@ -54,6 +54,7 @@ fn defaults_are_the_seeds() {
             grid: GridArg::Off,
             forces: ForceArgs::default(),
             steps: 400,
+            heights: 0,
             collider_walls: false,
             bodies: 0,
         })
@@ -121,6 +122,8 @@ fn all_flags_are_read() {
         "1.5",
         "--resort",
         "50",
+        "--heights",
+        "25",
         "--warmup",
         "7",
         "--chebyshev",
@@ -150,6 +153,7 @@ fn all_flags_are_read() {
             grid: GridArg::Multigrid,
             forces: ForceArgs::default(),
             steps: 60,
+            heights: 25,
             collider_walls: true,
             bodies: 0,
         })

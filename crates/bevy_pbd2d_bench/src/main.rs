@@ -80,7 +80,19 @@ fn run_once(args: &args::Args) -> Result<(f64, Option<f64>), ExitCode> {
             return Err(ExitCode::from(2));
         }
     };
-    let measurement = match measure::run(&mut app, args.scene.warmup_steps(), args.scene.steps()) {
+    let warmup = args.scene.warmup_steps();
+    // The median height's samples over the warm-up's second half (`--heights`).
+    let mut heights = Vec::new();
+    let mut warm = |step: u64, world: &bevy::prelude::World| {
+        if let Scene::Fluid(f) = &args.scene
+            && f.heights > 0
+            && 2 * step > u64::from(warmup)
+            && step.is_multiple_of(u64::from(f.heights))
+        {
+            heights.extend(report::median_height_ratio(world, f));
+        }
+    };
+    let measurement = match measure::run(&mut app, warmup, args.scene.steps(), &mut warm) {
         Ok(m) => m,
         Err(e) => {
             eprintln!("error: {e}");
@@ -90,7 +102,7 @@ fn run_once(args: &args::Args) -> Result<(f64, Option<f64>), ExitCode> {
     let world = app.world();
     let line = match &args.scene {
         Scene::Cloth(c) => report::cloth_line(world, c, args.threads, &measurement),
-        Scene::Fluid(f) => report::fluid_line(world, f, args.threads, &measurement),
+        Scene::Fluid(f) => report::fluid_line(world, f, args.threads, &measurement, &heights),
     };
     println!("{line}");
     if !args.compare_seed {

@@ -83,7 +83,8 @@ fn not_one_step(app: &App, update: u64, ran: u64) -> StepError {
     ))
 }
 
-/// Runs `warmup` (≥ 1) untimed steps, then `steps` timed ones.
+/// Runs `warmup` (≥ 1) untimed steps, then `steps` timed ones; `warm(step, world)` runs after
+/// each warm-up step (`step` counts the steps run), outside the timing.
 ///
 /// The first `App::update` only starts the virtual clock, so it may run no fixed step (it
 /// belongs to the warm-up); every later update must run exactly one.
@@ -91,7 +92,12 @@ fn not_one_step(app: &App, update: u64, ran: u64) -> StepError {
 /// # Errors
 /// [`StepError`] when `warmup` is 0 or an update runs another number of steps (e.g. the
 /// plugin refused to step).
-pub fn run(app: &mut App, warmup: u32, steps: u32) -> Result<Measurement, StepError> {
+pub fn run(
+    app: &mut App,
+    warmup: u32,
+    steps: u32,
+    warm: &mut dyn FnMut(u64, &World),
+) -> Result<Measurement, StepError> {
     if warmup == 0 {
         return Err(StepError(
             "at least one warm-up step is needed to start the clock".into(),
@@ -105,6 +111,9 @@ pub fn run(app: &mut App, warmup: u32, steps: u32) -> Result<Measurement, StepEr
         let ran = steps_run(app) - before;
         if ran > 1 || (ran == 0 && updates > 1) {
             return Err(not_one_step(app, updates, ran));
+        }
+        if ran == 1 {
+            warm(steps_run(app), app.world());
         }
     }
 
@@ -200,7 +209,18 @@ mod tests {
             repeat: 1,
         };
         let mut app = build_app(&args).expect("valid scene");
-        let m = run(&mut app, scene.warmup_steps(), scene.steps()).expect("one step per update");
+        let mut warm = 0;
+        let m = run(
+            &mut app,
+            scene.warmup_steps(),
+            scene.steps(),
+            &mut |step, _| {
+                warm += 1;
+                assert_eq!(step, warm);
+            },
+        )
+        .expect("one step per update");
+        assert_eq!(warm, u64::from(scene.warmup_steps()));
         (app, m)
     }
 
@@ -257,7 +277,7 @@ mod tests {
             repeat: 1,
         };
         let mut app = build_app(&args).expect("valid scene");
-        assert!(run(&mut app, 0, 5).is_err());
+        assert!(run(&mut app, 0, 5, &mut |_, _| {}).is_err());
     }
 
     #[test]

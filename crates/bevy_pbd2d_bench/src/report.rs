@@ -275,14 +275,30 @@ fn neighbour_figures(neighbors: &NeighborState, rows: usize) -> (f64, f64, f64) 
 
 /// The fluid's median height over an incompressible one's
 /// (`DamBreakBuilder::median_height_ratio`).
-fn median_height_ratio(world: &World, f: &FluidArgs) -> Option<f32> {
+pub fn median_height_ratio(world: &World, f: &FluidArgs) -> Option<f32> {
     let settings = world.resource::<FluidSettings>();
     let state = world.resource::<SolverState>();
     dam_break_builder(f).median_height_ratio(settings, &state.x[..state.fluid_count])
 }
 
+/// The fluid particles' root-mean-square speed (m/s): what is left of their motion in a
+/// settled pool.
+fn rms_speed(state: &SolverState) -> f64 {
+    let v = &state.v[..state.fluid_count];
+    let sum: f64 = v.iter().map(|v| f64::from(v.length_squared())).sum();
+    (sum / v.len().max(1) as f64).sqrt()
+}
+
 /// The fluid line: `seed-bench.js fluid`'s keys, then the bench's.
-pub fn fluid_line(world: &World, f: &FluidArgs, threads: usize, m: &Measurement) -> String {
+/// `heights`: the median height's samples of `--heights` (their mean, least and most are
+/// written when there are some).
+pub fn fluid_line(
+    world: &World,
+    f: &FluidArgs,
+    threads: usize,
+    m: &Measurement,
+    heights: &[f32],
+) -> String {
     let state = world.resource::<SolverState>();
     let stats = world.resource::<PbdStats>();
     let rest_density = world.resource::<FluidSettings>().rest_density as f64;
@@ -327,12 +343,26 @@ pub fn fluid_line(world: &World, f: &FluidArgs, threads: usize, m: &Measurement)
             u64::from(m.max_fluid_iterations),
         )
         .rounded("sim_time", stats.sim_time, 4)
+        .rounded("rms_speed", rms_speed(state), 4)
         .rounded(
             "median_height_ratio",
             median_height_ratio(world, f).map_or(f64::NAN, f64::from),
             4,
         )
         .int("resort", f.resort as u64)
+        .int("height_samples", heights.len() as u64);
+    let o = match heights {
+        [] => o,
+        _ => {
+            let mean = heights.iter().map(|&h| f64::from(h)).sum::<f64>() / heights.len() as f64;
+            let least = heights.iter().copied().fold(f32::INFINITY, f32::min);
+            let most = heights.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+            o.rounded("median_height_mean", mean, 4)
+                .rounded("median_height_least", f64::from(least), 4)
+                .rounded("median_height_most", f64::from(most), 4)
+        }
+    };
+    let o = o
         .rounded("fluid_neighbours_per_particle", pairs_per_particle, 3)
         .rounded("slot_fill", slot_fill, 4)
         .rounded("slot_lanes_per_particle", lanes, 3)

@@ -76,8 +76,9 @@ impl NeighborLists {
     /// `first_row`, `fluid` fluid rows in all and `boundary` boundary samples: every index in
     /// range; each row's fluid list a whole number of batches within `fluid`, its real
     /// neighbours first, then fewer than [`LANES`] padding entries that are the row itself; the
-    /// boundary ranges within `boundary`. The density solve checks this once per step and then
-    /// reads the lists without bounds checks.
+    /// boundary ranges within `boundary`. The density solve checks this once per writing of the
+    /// lists ([`NeighborChunk::fits`](super::neighbors::NeighborChunk::fits)) and then reads
+    /// them without bounds checks.
     pub fn indices_within(
         &self,
         first_row: usize,

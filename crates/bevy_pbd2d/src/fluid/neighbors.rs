@@ -20,20 +20,48 @@ use crate::stats::{PbdStats, Phase};
 
 /// The neighbour lists of a block of [`CHUNK`] consecutive fluid rows ([`NeighborLists`], which
 /// it dereferences to) and their slot-major copy for the density solve.
-#[derive(Debug, Default, Clone, Deref, DerefMut)]
+#[derive(Debug, Default, Clone, Deref)]
 pub struct NeighborChunk {
-    /// The chunk's rows' lists.
+    /// The chunk's rows' lists (written through [`NeighborChunk::lists_mut`]).
     #[deref]
-    pub lists: NeighborLists,
+    lists: NeighborLists,
     /// The slot-major copy of the lists and the per-pair scratch of the density solve (its
     /// first density pass rebuilds them from the lists above).
     pub(crate) slots: SlotLists,
+    /// The first row, rows, fluid rows and boundary samples for which the lists were last
+    /// found well formed ([`NeighborChunk::fits`]); `None` once they are written.
+    checked: Option<[usize; 4]>,
 }
 
 impl NeighborChunk {
     /// Rebuilds the slot-major copy of the lists (the chunk's first row is `first_row`).
     pub(crate) fn build_slots(&mut self, first_row: usize) {
         self.slots.build(&self.lists, first_row);
+    }
+
+    /// The lists, to write: they are checked again at the next [`NeighborChunk::fits`].
+    pub(crate) fn lists_mut(&mut self) -> &mut NeighborLists {
+        self.checked = None;
+        &mut self.lists
+    }
+
+    /// [`NeighborLists::indices_within`], checked once for the lists as written and these
+    /// arguments: the density solve asks in each of its calls (several per substep), the lists
+    /// change once per substep.
+    pub(crate) fn fits(
+        &mut self,
+        first_row: usize,
+        rows: usize,
+        fluid: usize,
+        boundary: usize,
+    ) -> bool {
+        let key = [first_row, rows, fluid, boundary];
+        if self.checked == Some(key) {
+            return true;
+        }
+        let fits = self.lists.indices_within(first_row, rows, fluid, boundary);
+        self.checked = fits.then_some(key);
+        fits
     }
 }
 
@@ -153,7 +181,7 @@ fn fill_chunk(
     boundary_grid: &SpatialHashGrid,
     h: f32,
 ) {
-    let lists = &mut chunk.lists;
+    let lists = chunk.lists_mut();
     lists.fluid.clear();
     lists.boundary.clear();
     lists.fluid_start.clear();
@@ -201,7 +229,7 @@ pub fn find_fluid_neighbors(
     // does not interact with (it passes that collider).
     if let Some(filter) = filter.filter(|f| f.active()) {
         for (c, chunk) in neighbors.chunks.iter_mut().enumerate() {
-            (chunk.lists)
+            (chunk.lists_mut())
                 .retain_boundary(|k, sample| filter.sees_sample(c * CHUNK + k, sample as usize));
         }
     }
@@ -313,19 +341,31 @@ mod tests {
             "padding of another row"
         );
         // An index past the fluid rows, a boundary index with no samples, a broken range.
-        let mut bad = chunks[0].clone();
+        let mut bad = chunks[0].lists.clone();
         bad.fluid[0] = points.len() as u32;
         assert!(!bad.indices_within(0, rows, points.len(), 0));
-        let mut bad = chunks[0].clone();
+        let mut bad = chunks[0].lists.clone();
         bad.boundary.push(0);
         *bad.boundary_start.last_mut().unwrap() += 1;
         assert!(!bad.indices_within(0, rows, points.len(), 0));
-        let mut bad = chunks[0].clone();
+        let mut bad = chunks[0].lists.clone();
         bad.fluid_start[1] += 1;
         assert!(!bad.indices_within(0, rows, points.len(), 0));
-        let mut bad = chunks[0].clone();
+        let mut bad = chunks[0].lists.clone();
         bad.fluid_count[0] = bad.fluid_start[1] + 1;
         assert!(!bad.indices_within(0, rows, points.len(), 0));
+
+        // The solve's check is kept for the lists as written and its arguments only.
+        let chunk = &mut chunks[0];
+        assert!(chunk.fits(0, rows, points.len(), 0));
+        assert!(chunk.fits(0, rows, points.len(), 0), "kept");
+        assert!(!chunk.fits(0, rows - 1, points.len(), 0), "another block");
+        assert!(chunk.fits(0, rows, points.len(), 0));
+        chunk.lists_mut().fluid[0] = points.len() as u32;
+        assert!(
+            !chunk.fits(0, rows, points.len(), 0),
+            "written after the check"
+        );
     }
 
     /// The slots' fill counts each row's real pairs once and, per group of 8 rows, 8 lanes

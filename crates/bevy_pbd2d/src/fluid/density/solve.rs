@@ -26,7 +26,7 @@ use crate::fluid::density::MAX_STEP_RADII;
 use crate::fluid::density::passes::{Fluid, PairLanes, lanes};
 use crate::fluid::density::state::{DensityRow, DensityState};
 use crate::fluid::kernel::CubicSpline;
-use crate::fluid::neighbors::{NeighborChunk, chunks_fit};
+use crate::fluid::neighbors::NeighborChunk;
 use crate::fluid::settings::FluidSettings;
 use crate::fluid::slots::GROUP;
 use crate::parallel::phases::{PhaseShared, run_phases, threads_used};
@@ -243,9 +243,9 @@ fn solve_in(
         return (0, 0.0);
     }
     let boundary = state.boundary_x.len().min(state.boundary_psi.len());
-    let well_formed = chunks_fit(chunks, n, |list, first, rows| {
-        list.indices_within(first, rows, n, boundary)
-    });
+    let well_formed = chunks.len() == n.div_ceil(CHUNK)
+        && (chunks.iter_mut().enumerate())
+            .all(|(c, chunk)| chunk.fits(c * CHUNK, CHUNK.min(n - c * CHUNK), n, boundary));
     if !well_formed {
         // Only reachable if the lists were edited by hand: the hot loops rely on this check.
         error!("PBF neighbour lists do not match the particles; density solve skipped");

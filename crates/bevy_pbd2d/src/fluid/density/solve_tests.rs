@@ -207,11 +207,11 @@ fn put_lists<'a>(
         let keep = core::mem::take(&mut chunk.slots);
         *chunk = NeighborChunk::default();
         chunk.slots = keep;
-        chunk.fluid_start.push(0);
-        chunk.boundary_start.push(0);
+        chunk.lists_mut().fluid_start.push(0);
+        chunk.lists_mut().boundary_start.push(0);
     }
     for r in 0..rows {
-        let chunk = &mut out[r / CHUNK].lists;
+        let chunk = out[r / CHUNK].lists_mut();
         let (fluid, boundary, count) = list(r).unwrap_or_default();
         chunk.fluid.extend(fluid);
         chunk.fluid_count.push(count);
