@@ -85,9 +85,7 @@ fn run_once(args: &args::Args) -> Result<(f64, Option<f64>), ExitCode> {
     let mut heights = Vec::new();
     let mut warm = |step: u64, world: &bevy::prelude::World| {
         if let Scene::Fluid(f) = &args.scene
-            && f.heights > 0
-            && 2 * step > u64::from(warmup)
-            && step.is_multiple_of(u64::from(f.heights))
+            && measure::samples_height(step, warmup, f.heights)
         {
             heights.extend(report::median_height_ratio(world, f));
         }

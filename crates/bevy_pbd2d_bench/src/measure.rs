@@ -173,6 +173,12 @@ pub fn run(
     Ok(m)
 }
 
+/// Whether warm-up step `step` (1-based) of `warmup` is one `--heights every` samples: every
+/// `every`-th step of the warm-up's second half; none when `every` is 0.
+pub fn samples_height(step: u64, warmup: u32, every: u32) -> bool {
+    every > 0 && 2 * step > u64::from(warmup) && step.is_multiple_of(u64::from(every))
+}
+
 /// Process CPU time so far, user + system, all threads (ms), from `/proc/self/stat`
 /// (fields 14 and 15, in clock ticks of 1/100 s, Linux's fixed `USER_HZ`).
 pub fn cpu_time_ms() -> Option<f64> {
@@ -266,6 +272,19 @@ mod tests {
         });
         let hash = |app: &App| crate::report::state_hash(app.world().resource::<SolverState>());
         assert_eq!(hash(&small(scene).0), hash(&small(scene).0));
+    }
+
+    #[test]
+    fn heights_are_sampled_over_the_second_half() {
+        let steps = |warmup, every| {
+            (1..=u64::from(warmup))
+                .filter(|&s| samples_height(s, warmup, every))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(steps(1000, 100), [600, 700, 800, 900, 1000]);
+        assert_eq!(steps(8000, 100).len(), 40);
+        assert_eq!(steps(9, 3), [6, 9]);
+        assert!(steps(1000, 0).is_empty());
     }
 
     #[test]

@@ -76,8 +76,8 @@ impl Fluid<'_> {
         // of `lists` and of the applied parts, and reads the current `x` and
         // the rows of block c and of its neighbours, whose density passes have completed
         // (in a pipeline, the other thread may meanwhile write other blocks' rows: they are read
-        // through a pointer, without a reference to the whole slice). `solve_on` checked the
-        // lists (indices_within); the first density pass of the solve (FIRST) builds each
+        // through a pointer, without a reference to the whole slice). `solve_in` checked the
+        // lists (`NeighborChunk::fits`, indices_within); the first density pass of the solve (FIRST) builds each
         // chunk's slots from them, and a block's correction runs after its density pass in
         // the same solve.
         unsafe {
