@@ -281,6 +281,13 @@ pub fn median_height_ratio(world: &World, f: &FluidArgs) -> Option<f32> {
     dam_break_builder(f).median_height_ratio(settings, &state.x[..state.fluid_count])
 }
 
+/// The least and the most of `values` (∞ and −∞ when empty).
+pub fn range(values: impl IntoIterator<Item = f64>) -> (f64, f64) {
+    (values.into_iter()).fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
+        (lo.min(v), hi.max(v))
+    })
+}
+
 /// The fluid particles' root-mean-square speed (m/s): what is left of their motion in a
 /// settled pool.
 fn rms_speed(state: &SolverState) -> f64 {
@@ -354,12 +361,12 @@ pub fn fluid_line(
     let o = match heights {
         [] => o,
         _ => {
-            let mean = heights.iter().map(|&h| f64::from(h)).sum::<f64>() / heights.len() as f64;
-            let least = heights.iter().copied().fold(f32::INFINITY, f32::min);
-            let most = heights.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+            let heights = heights.iter().map(|&h| f64::from(h));
+            let mean = heights.clone().sum::<f64>() / heights.len() as f64;
+            let (least, most) = range(heights);
             o.rounded("median_height_mean", mean, 4)
-                .rounded("median_height_least", f64::from(least), 4)
-                .rounded("median_height_most", f64::from(most), 4)
+                .rounded("median_height_least", least, 4)
+                .rounded("median_height_most", most, 4)
         }
     };
     let o = o

@@ -5,7 +5,7 @@
 //! slow moment and the seed's across several. The median over interleaved pairs compares the
 //! two at the machine's usual speed; the pairs' own ratios give the spread.
 
-use crate::report::JsonObject;
+use crate::report::{JsonObject, range};
 
 /// Median of `values` (the mean of the middle two for an even count; NaN when empty).
 pub fn median(values: &[f64]) -> f64 {
@@ -22,11 +22,7 @@ pub fn median(values: &[f64]) -> f64 {
 /// `ms_per_step` over the runs and, when `seed` is not empty (one per run), the seed's median,
 /// the ratio of the medians (`speedup_median`) and the smallest and largest ratio of a pair.
 pub fn summary_line(scene: &str, threads: usize, ours: &[f64], seed: &[f64]) -> String {
-    let (min, max) = ours
-        .iter()
-        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &v| {
-            (lo.min(v), hi.max(v))
-        });
+    let (min, max) = range(ours.iter().copied());
     let mut o = JsonObject::new()
         .int("repeat", ours.len() as u64)
         .string("scene", scene)

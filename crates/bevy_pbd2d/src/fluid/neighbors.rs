@@ -72,9 +72,26 @@ pub(crate) fn chunks_fit(
     n: usize,
     each: impl Fn(&NeighborChunk, usize, usize) -> bool,
 ) -> bool {
+    blocks_fit(chunks.iter(), n, each)
+}
+
+/// Whether `chunks` are well formed for the density solve's unchecked reads, `n` fluid rows
+/// and `boundary` samples: [`chunks_fit`] with [`NeighborChunk::fits`] (each block's check
+/// kept until its lists are written).
+pub(crate) fn lists_fit(chunks: &mut [NeighborChunk], n: usize, boundary: usize) -> bool {
+    blocks_fit(chunks.iter_mut(), n, |chunk, first, rows| {
+        chunk.fits(first, rows, n, boundary)
+    })
+}
+
+/// [`chunks_fit`] over shared or exclusive chunks.
+fn blocks_fit<C>(
+    chunks: impl ExactSizeIterator<Item = C>,
+    n: usize,
+    mut each: impl FnMut(C, usize, usize) -> bool,
+) -> bool {
     chunks.len() == n.div_ceil(CHUNK)
-        && (chunks.iter().enumerate())
-            .all(|(c, chunk)| each(chunk, c * CHUNK, CHUNK.min(n - c * CHUNK)))
+        && (chunks.enumerate()).all(|(c, chunk)| each(chunk, c * CHUNK, CHUNK.min(n - c * CHUNK)))
 }
 
 /// Grids and neighbour lists of the current step (the fluid plugin's scratch; read the lists

@@ -128,7 +128,7 @@ impl Fluid<'_> {
         let splat = <V as Lanes8>::splat;
         let zero = splat(0.0);
         // SAFETY: g is one of the chunk's groups, and the slots were built in this solve from
-        // the lists `solve::solve_in` checked (`NeighborChunk::fits`): every row and fluid index is
+        // the lists `solve::solve_in` checked (`lists_fit`): every row and fluid index is
         // < x.len(), every boundary index < the sample count, the length of both arrays.
         let (fluid, boundary) = unsafe { slots.ranges(g) };
         let (rows, [fluid_count, boundary_count]) =
@@ -220,8 +220,7 @@ impl Fluid<'_> {
     ///
     /// # Safety
     /// [`NeighborLists::indices_within`](crate::fluid::neighbors::NeighborLists::indices_within)
-    /// holds for `chunk`, `block`, `x.len()` fluid rows and
-    /// the boundary samples. Unless `first`, the chunk's slots were built from these lists (by
+    /// holds for `chunk`, `block`, `x.len()` fluid rows and the boundary samples. Unless `first`, the chunk's slots were built from these lists (by
     /// a pass with `first` in this solve).
     #[inline(always)]
     pub(super) unsafe fn density_block<V: PairLanes>(

@@ -26,7 +26,7 @@ use crate::fluid::density::MAX_STEP_RADII;
 use crate::fluid::density::passes::{Fluid, PairLanes, lanes};
 use crate::fluid::density::state::{DensityRow, DensityState};
 use crate::fluid::kernel::CubicSpline;
-use crate::fluid::neighbors::NeighborChunk;
+use crate::fluid::neighbors::{NeighborChunk, lists_fit};
 use crate::fluid::settings::FluidSettings;
 use crate::fluid::slots::GROUP;
 use crate::parallel::phases::{PhaseShared, run_phases, threads_used};
@@ -77,9 +77,9 @@ impl Fluid<'_> {
         // the rows of block c and of its neighbours, whose density passes have completed
         // (in a pipeline, the other thread may meanwhile write other blocks' rows: they are read
         // through a pointer, without a reference to the whole slice). `solve_in` checked the
-        // lists (`NeighborChunk::fits`, indices_within); the first density pass of the solve (FIRST) builds each
-        // chunk's slots from them, and a block's correction runs after its density pass in
-        // the same solve.
+        // lists (`lists_fit`); the first density pass of the solve (FIRST) builds each chunk's
+        // slots from them, and a block's correction runs after its density pass in the same
+        // solve.
         unsafe {
             let chunk = &mut s.lists.block_mut(c..c + 1)[0];
             let x = s.x[current].read();
@@ -243,10 +243,7 @@ fn solve_in(
         return (0, 0.0);
     }
     let boundary = state.boundary_x.len().min(state.boundary_psi.len());
-    let well_formed = chunks.len() == n.div_ceil(CHUNK)
-        && (chunks.iter_mut().enumerate())
-            .all(|(c, chunk)| chunk.fits(c * CHUNK, CHUNK.min(n - c * CHUNK), n, boundary));
-    if !well_formed {
+    if !lists_fit(chunks, n, boundary) {
         // Only reachable if the lists were edited by hand: the hot loops rely on this check.
         error!("PBF neighbour lists do not match the particles; density solve skipped");
         return (0, 0.0);
