@@ -54,7 +54,8 @@ pub(crate) struct CellGrid {
 
 impl CellGrid {
     /// Builds the grid over `fluid` (m) with cells `size` wide: a cell holding a boundary
-    /// sample of `boundary` is solid, one holding a fluid particle fluid, else air. Returns
+    /// sample of `boundary` is solid, one holding a fluid particle fluid, an empty one fluid if
+    /// it is a void inside the fluid (`fill_voids`), else air. Returns
     /// `false` (and keeps no grid) if a fluid position is not finite or the grid would have more
     /// than `max_cells` cells or reach past ±2³⁰ cells from the origin. Samples that are not
     /// finite are left out.
@@ -104,8 +105,34 @@ impl CellGrid {
                 self.kind[c] = CellKind::Solid;
             }
         }
+        self.fill_voids();
         self.find_equations();
         true
+    }
+
+    /// Makes fluid every empty cell that has no air neighbour and a fluid one: a void inside
+    /// the fluid (up to 8 per step in the 316 × 316 dam break, four particles a cell), not its
+    /// surface. As air (p = 0) such a cell was a sink at the fluid's depth, whose pressure drew
+    /// the fluid around it in with a jet; the 316 × 316 dam break stood 3 % high after 20 s,
+    /// its number density 3.5 % short of ρ0 below the surface (bench README). As fluid it has
+    /// no rows and no excess: the pressure is continuous across it, and the particles close it
+    /// as the density solve asks. Read before any cell is changed: a run of two empty cells
+    /// stays air.
+    fn fill_voids(&mut self) {
+        let (cells, nx) = (self.len(), self.nx);
+        self.stack.clear();
+        let kind = &self.kind;
+        for c in nx + 1..cells.saturating_sub(nx + 1) {
+            if kind[c] == CellKind::Air {
+                let around = [c - 1, c + 1, c - nx, c + nx].map(|n| kind[n]);
+                if !around.contains(&CellKind::Air) && around.contains(&CellKind::Fluid) {
+                    self.stack.push(c);
+                }
+            }
+        }
+        for &c in &self.stack {
+            self.kind[c] = CellKind::Fluid;
+        }
     }
 
     /// Fills [`diagonal`](Self::diagonal): fluid cells beside air first, then those linked to
