@@ -115,9 +115,9 @@ impl CellGrid {
     /// surface. As air (p = 0) such a cell was a sink at the fluid's depth, whose pressure drew
     /// the fluid around it in with a jet; the 316 × 316 dam break stood 3 % high after 20 s,
     /// its number density 3.5 % short of ρ0 below the surface (bench README). As fluid it has
-    /// no rows and no excess: the pressure is continuous across it, and the particles close it
-    /// as the density solve asks. Read before any cell is changed: a run of two empty cells
-    /// stays air.
+    /// no rows and no excess: the pressure is continuous across it, and the fluid flows into it
+    /// as into any other cell. Read before any cell is changed: a run of two empty cells stays
+    /// air.
     fn fill_voids(&mut self) {
         let (cells, nx) = (self.len(), self.nx);
         self.stack.clear();
