@@ -6,8 +6,8 @@
 //! and the densities of the last density pass:
 //!
 //! 1. **The grid**: a cell holding a boundary sample is solid (a wall at rest), one holding a
-//!    fluid particle is fluid, and so is an empty one with no air neighbour and a fluid one (a
-//!    void in the fluid: as air, its p = 0 at depth drew the fluid in with a jet, and a deep
+//!    fluid particle is fluid, and so is an empty one with no air neighbour and fluid above it
+//!    (a void in the water: as air, its p = 0 at depth drew the fluid in with a jet, and a deep
 //!    pool stood 3 % high); any other is air (p = 0, the free surface). Per cell, the excess
 //!    area e_c = Σᵢ Cᵢ d² of the rows in it (Cᵢ = ρᵢ/ρ0 − 1, signed, d = 2r), leaving out
 //!    rows with Cᵢ ≤ −θ ([`GridProjection::surface_threshold`]: a free surface's rows lack

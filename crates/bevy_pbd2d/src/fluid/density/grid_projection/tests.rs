@@ -438,13 +438,10 @@ fn a_block_leaving_its_floor_keeps_its_velocity() {
     }
 }
 
-#[test]
-fn an_empty_cell_inside_the_fluid_is_fluid_and_one_at_its_surface_air() {
-    // A pool of 12 × 8 cells with three cells emptied: one deep inside (a void), a pair side
-    // by side (each with an air neighbour: the other), one in the top row (open to the air
-    // above). Only the first is filled; the margin and the air above stay air.
+/// A pool of 12 × 8 cells (cell centres as particles) between walls on a floor, with the
+/// cells `emptied` left out, under a lid of wall cells if `lid`.
+fn holed_pool(emptied: &[(i32, i32)], lid: bool) -> CellGrid {
     let centre = |i: i32, j: i32| Vec2::new(i as f32 + 0.5, j as f32 + 0.5) * H;
-    let emptied = [(5, 3), (8, 4), (9, 4), (3, 7)];
     let fluid: Vec<Vec2> = (0..8)
         .flat_map(|j| (0..12).map(move |i| (i, j)))
         .filter(|at| !emptied.contains(at))
@@ -454,8 +451,21 @@ fn an_empty_cell_inside_the_fluid_is_fluid_and_one_at_its_surface_air() {
         .flat_map(|j| [centre(-1, j), centre(12, j)])
         .collect();
     walls.extend((-1..=12).map(|i| centre(i, -1)));
+    if lid {
+        walls.extend((-1..=12).map(|i| centre(i, 8)));
+    }
     let mut grid = CellGrid::default();
     assert!(grid.build(&fluid, &walls, H, 1 << 16));
+    grid
+}
+
+#[test]
+fn an_empty_cell_inside_the_fluid_is_fluid_and_one_at_its_surface_air() {
+    // Emptied: one cell deep inside (a void), a pair side by side (each with an air
+    // neighbour: the other), one in the top row (open to the air above). Only the first is
+    // filled; the margin and the air above stay air.
+    let centre = |i: i32, j: i32| Vec2::new(i as f32 + 0.5, j as f32 + 0.5) * H;
+    let grid = holed_pool(&[(5, 3), (8, 4), (9, 4), (3, 7)], false);
     let kind = |i: i32, j: i32| grid.kind[grid.cell_of(centre(i, j)).unwrap()];
     assert_eq!(kind(5, 3), CellKind::Fluid, "the void");
     assert!(grid.diagonal[grid.cell_of(centre(5, 3)).unwrap()] > 0.0);
@@ -464,6 +474,15 @@ fn an_empty_cell_inside_the_fluid_is_fluid_and_one_at_its_surface_air() {
     }
     let fluid_cells = grid.kind.iter().filter(|&&k| k == CellKind::Fluid).count();
     assert_eq!(fluid_cells, 12 * 8 - 3);
+    // Under a lid, the top row's empty cell (a wall above, fluid on three sides) is the
+    // closed tank's only air: it stays air, and every fluid cell keeps its equation.
+    let grid = holed_pool(&[(5, 3), (3, 7)], true);
+    let kind = |i: i32, j: i32| grid.kind[grid.cell_of(centre(i, j)).unwrap()];
+    assert_eq!(kind(5, 3), CellKind::Fluid, "the void");
+    assert_eq!(kind(3, 7), CellKind::Air, "the pocket under the lid");
+    let fluid = (0..grid.len()).filter(|&c| grid.kind[c] == CellKind::Fluid);
+    assert_eq!(fluid.clone().count(), 12 * 8 - 1);
+    assert!(fluid.into_iter().all(|c| grid.diagonal[c] > 0.0));
 }
 
 #[test]
