@@ -121,21 +121,19 @@ impl CellGrid {
     /// draws fluid into it but its neighbours' own deficits and the flow; no single-cell void
     /// was left after 2 000 steps of that dam break. Fluid above, not only beside: a pocket
     /// under a lid (a wall above) stays air, as in a closed tank it may be the only air there
-    /// is. A run of two or more empty cells stays air.
+    /// is. A run of two or more empty cells stays air. Filled in place: a cell filled has no
+    /// air neighbour, so no other cell's test reads it as air.
     fn fill_voids(&mut self) {
         let (cells, nx) = (self.len(), self.nx);
-        self.stack.clear();
-        let kind = &self.kind;
+        let kind = &mut self.kind;
         for c in nx + 1..cells.saturating_sub(nx + 1) {
-            if kind[c] == CellKind::Air && kind[c + nx] == CellKind::Fluid {
-                let around = [c - 1, c + 1, c - nx].map(|n| kind[n]);
-                if !around.contains(&CellKind::Air) {
-                    self.stack.push(c);
-                }
+            let around = [c - 1, c + 1, c - nx].map(|n| kind[n]);
+            if kind[c] == CellKind::Air
+                && kind[c + nx] == CellKind::Fluid
+                && !around.contains(&CellKind::Air)
+            {
+                kind[c] = CellKind::Fluid;
             }
-        }
-        for &c in &self.stack {
-            self.kind[c] = CellKind::Fluid;
         }
     }
 

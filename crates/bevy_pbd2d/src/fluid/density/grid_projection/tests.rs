@@ -210,6 +210,12 @@ fn run(
     )
 }
 
+/// The fastest fluid particle's speed (m/s).
+fn fastest(state: &SolverState) -> f32 {
+    let speeds = state.v[..state.fluid_count].iter().map(|v| v.length());
+    speeds.fold(0.0, f32::max)
+}
+
 /// Mean of `f` over the particles of row `j` of [`block`].
 fn row_mean(j: usize, f: impl Fn(usize) -> f32) -> f32 {
     (0..40).map(|i| f(j * 40 + i)).sum::<f32>() / 40.0
@@ -268,10 +274,7 @@ fn the_velocity_projection_stops_a_block_falling_onto_its_floor() {
             fall.y
         );
     }
-    let fastest = state.v[..state.fluid_count]
-        .iter()
-        .map(|v| v.length())
-        .fold(0.0, f32::max);
+    let fastest = fastest(&state);
     assert!(
         fastest <= 0.25 * fall.length(),
         "fastest particle {fastest} m/s"
@@ -513,10 +516,7 @@ fn a_void_deep_in_a_block_at_rest_draws_no_jet() {
     };
     let mut scratch = GridProjectionState::default();
     assert!(run(&mut state, None, &mut scratch, dt));
-    let fastest = state.v[..state.fluid_count]
-        .iter()
-        .map(|v| v.length())
-        .fold(0.0, f32::max);
+    let fastest = fastest(&state);
     assert!(
         fastest <= 0.25 * fall.length(),
         "fastest particle {fastest} m/s, gravity's Δv {} m/s",
